@@ -1,0 +1,50 @@
+/** Who wrote a message. Tool results are `system` messages (see DESIGN.md). */
+export type Role = 'system' | 'user' | 'assistant';
+
+/** Token counts of one model reply. `estimated` is set when any part was counted locally. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  estimated?: boolean;
+}
+
+/** Facts about a message that are not part of what the model reads. */
+export interface MessageMeta {
+  /** Model id (`provider/model`) that wrote an assistant message. */
+  model?: string;
+  usage?: Usage;
+  /** Why the reply ended: `end`, `max_tokens`, `tool_use` (stopped at a complete block), `aborted`, `error`. */
+  stopReason?: string;
+  /** For a tool result: the tool that produced it. */
+  tool?: string;
+  /** For a tool result: whether the tool failed. */
+  isError?: boolean;
+  /** For a tool result: where the full output was saved, when the message holds only head and tail. */
+  fullOutput?: string;
+  /** The reply was cut short by the user or an error; the text is what arrived. */
+  interrupted?: boolean;
+  /** The message is a tool result (a `system` message the adapters send in their API's shape). */
+  toolResult?: boolean;
+}
+
+/**
+ * One message of a conversation, exactly as it is stored (one JSON object per line in
+ * `conversation.jsonl`) and as the provider adapters receive it.
+ */
+export interface Message {
+  role: Role;
+  content: string;
+  /** ISO 8601. */
+  timestamp: string;
+  callId?: string;
+  hide?: boolean;
+  pinned?: boolean;
+  meta?: MessageMeta;
+}
+
+/** Makes a message stamped with the current time. */
+export function createMessage(role: Role, content: string, extra: Omit<Message, 'role' | 'content' | 'timestamp'> = {}): Message {
+  return { role, content, timestamp: new Date().toISOString(), ...extra };
+}

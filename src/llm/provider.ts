@@ -1,0 +1,51 @@
+import type { Message, Usage } from '../conversation/message';
+
+/** A tool offered to a provider's native tool-call API (provider-native format only). */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** What a caller asks of a provider for one reply. */
+export interface StreamRequest {
+  /** The provider's own model name (the part after `provider/`). */
+  model: string;
+  messages: Message[];
+  tools?: ToolSchema[];
+  /** Aborting ends the stream promptly with `done` (stopReason `aborted`). */
+  signal?: AbortSignal;
+  maxTokens?: number;
+}
+
+/** Why a reply ended. */
+export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'aborted' | 'error';
+
+/**
+ * Events of one streamed reply.
+ * - `text`: a piece of the assistant's text.
+ * - `tool_call`: a native tool call's id and name (on its first event) and a piece of its JSON arguments.
+ * - `usage`: token counts; may come more than once, the last one holds.
+ * - `retry`: the request failed in a way worth retrying and will be sent again after `delayMs`.
+ * - `restart`: the connection dropped mid-reply and the request is being sent again:
+ *   discard every `text`/`tool_call` event received so far.
+ * - `done`: always the last event. With stopReason `error`, `error` is a one-line message fit for a user.
+ */
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { type: 'restart'; attempt: number; reason: string }
+  | { type: 'done'; stopReason: StopReason; error?: string };
+
+/**
+ * A streaming model API. `stream` never throws and never rejects: every failure, including
+ * an abort, ends the iteration with a `done` event.
+ */
+export interface Provider {
+  /** `openai`, `anthropic`, `openrouter` or `local`. */
+  readonly name: string;
+  stream(request: StreamRequest): AsyncIterable<StreamEvent>;
+}

@@ -1,0 +1,60 @@
+import type { z } from 'zod';
+import type { BashSession } from '../runtime/bash-session';
+
+/** Who may call a tool: the model directly, a program (PTC), or both. */
+export type Caller = 'direct' | 'program';
+
+/** What a tool gets besides its input. Side effects go through these, so tests can swap them. */
+export interface ToolContext {
+  /** Absolute path of the workspace; relative paths in tool input are resolved against it. */
+  workspace: string;
+  /** Aborted when the user or a budget stops the tool. */
+  signal: AbortSignal;
+  /** The session's persistent shell, started on first use. */
+  bash(): Promise<BashSession>;
+}
+
+/** What a tool returns. `output` goes to the model, `value` to a program, `details` to the UI. */
+export interface ToolResult {
+  output: string;
+  value?: unknown;
+  isError?: boolean;
+  details?: unknown;
+}
+
+/** How a markdown block maps onto a tool's parameters: positional args by name, and the body. */
+export interface BlockMapping {
+  /** Parameter names filled, in order, by the words after the tool name in the language tag. */
+  args?: readonly string[];
+  /** Parameter name that receives the block's body. */
+  content?: string;
+}
+
+/**
+ * One tool, as a plain object. `parameters` is the single source of truth for what the tool
+ * accepts: markdown blocks are mapped onto it (`block`), native calls and program calls are
+ * validated against it. Validation, truncation and error wrapping happen once, around
+ * `execute` (see `runToolUse`), never inside a tool.
+ */
+export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
+  name: string;
+  /** One line: what the tool does. */
+  description: string;
+  /** How to use it, for the system prompt. */
+  instructions: string;
+  /** One short example of a reply using it, written as the model would. */
+  examples: string;
+  /** Language tags the tool answers to in markdown (the first is its name). */
+  blockTypes: readonly string[];
+  parameters: P;
+  block: BlockMapping;
+  callers: readonly Caller[];
+  /** Changes something outside fence: needs confirmation in chat, runs serially. */
+  mutating: boolean;
+  execute(input: z.output<P>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** Defines a tool. Exists so the input type of `execute` is derived from `parameters`. */
+export function defineTool<P extends z.ZodObject>(spec: ToolSpec<P>): ToolSpec<P> {
+  return spec;
+}
