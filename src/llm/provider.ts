@@ -12,7 +12,7 @@ export interface ToolSchema {
 export interface StreamRequest {
   /** The provider's own model name (the part after `provider/`). */
   model: string;
-  messages: Message[];
+  messages: readonly Message[];
   tools?: ToolSchema[];
   /** Aborting ends the stream promptly with `done` (stopReason `aborted`). */
   signal?: AbortSignal;

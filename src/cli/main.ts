@@ -1,0 +1,54 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { version } from '../../package.json';
+
+/**
+ * fence's command line. Only commander is loaded up front: each action imports what it
+ * needs, so `fence --version` and `fence sessions list` never load a provider SDK.
+ */
+function buildProgram(): Command {
+  const program = new Command('fence')
+    .description('A coding agent that acts by writing code blocks, which fence runs.')
+    .version(version, '-V, --version')
+    .argument('[prompt...]', 'prompts to run; a lone "-" separates prompts that run as successive turns')
+    .option('-n, --non-interactive', 'run the prompts and exit; stdout carries only the final answer')
+    .option('-y, --yes', 'run tools without asking for confirmation')
+    .option('-m, --model <id>', 'model as provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, local/qwen3')
+    .option('-w, --workspace <dir>', 'folder the tools work in (default: the current folder)')
+    .option('--name <name>', 'name of the new session (default: date, time and a random suffix)')
+    .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
+    .showHelpAfterError('(run fence --help for usage)')
+    .action(async (prompt: string[], options) => {
+      const { runPromptCommand } = await import('./run-command');
+      process.exitCode = await runPromptCommand(prompt, options);
+    });
+
+  const sessions = program.command('sessions').description('list and show stored sessions');
+  sessions
+    .command('list')
+    .description('list sessions, newest first')
+    .action(async () => {
+      const { listSessionsCommand } = await import('./sessions-command');
+      process.exitCode = listSessionsCommand();
+    });
+  sessions
+    .command('show <id>')
+    .description("print a session's conversation")
+    .action(async (id: string) => {
+      const { showSessionCommand } = await import('./sessions-command');
+      process.exitCode = showSessionCommand(id);
+    });
+  return program;
+}
+
+function parsePositiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number of at least 1');
+  return n;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.stderr.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  });

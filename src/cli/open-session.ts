@@ -1,0 +1,73 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { buildSystemPrompt, readAgentsFile } from '../agent/system-prompt';
+import { createMessage } from '../conversation/message';
+import { newSessionId, SessionStore } from '../conversation/session-store';
+import type { BashSession } from '../runtime/bash-session';
+import { builtinTools } from '../tools/builtin-tools';
+import type { ToolContext } from '../tools/define-tool';
+import { ToolRegistry } from '../tools/registry';
+
+/** A new session with its tools and runtimes, ready for an Agent. */
+export interface OpenSession {
+  store: SessionStore;
+  registry: ToolRegistry;
+  toolContext: ToolContext;
+  /** Stops the runtimes and closes the log. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** Resolves and checks the workspace folder; returns an error line for the user when unusable. */
+export function resolveWorkspace(dir: string | undefined): { path: string } | { error: string } {
+  const path = resolve(dir ?? process.cwd());
+  if (!existsSync(path)) return { error: `workspace ${path} does not exist` };
+  if (!statSync(path).isDirectory()) return { error: `workspace ${path} is not a folder` };
+  return { path };
+}
+
+/**
+ * Creates a session folder, writes the system prompt as its first (pinned) message and wires
+ * the tool context. The shell is started at once in the background, since most runs use it
+ * and its start-up then overlaps the first model request.
+ */
+export function openSession(options: {
+  home: string;
+  workspace: string;
+  modelId: string;
+  name?: string;
+  signal: AbortSignal;
+}): OpenSession {
+  const tools = builtinTools();
+  const registry = new ToolRegistry(tools);
+  const store = SessionStore.create(options.home, {
+    id: options.name ?? newSessionId(),
+    ...(options.name ? { name: options.name } : {}),
+    model: options.modelId,
+    workspace: options.workspace,
+    toolFormat: 'markdown',
+    tools: tools.map((t) => t.name),
+  });
+  const system = buildSystemPrompt({ tools, workspace: options.workspace, agentsFile: readAgentsFile(options.workspace) });
+  store.append(createMessage('system', system, { pinned: true }));
+
+  let bash: Promise<BashSession> | undefined;
+  const startBash = () => {
+    bash ??= import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd: options.workspace }));
+    return bash;
+  };
+  if (registry.get('shell')) startBash().catch(() => undefined);
+
+  let closed = false;
+  return {
+    store,
+    registry,
+    toolContext: { workspace: options.workspace, signal: options.signal, bash: startBash },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const shell = await bash?.catch(() => undefined);
+      await shell?.close();
+      store.close();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import type { AgentEvent } from '../agent/agent';
+
+/** How much of a tool's output the progress display shows (the model gets more). */
+const SHOWN_OUTPUT_LINES = 12;
+
+/**
+ * Writes the agent's progress as plain text: streamed reply text, each tool run with a
+ * short excerpt of its output, retries. Used for stderr in one-shot mode, where stdout is
+ * kept for the final answer.
+ */
+export function createProgressRenderer(out: NodeJS.WritableStream): (event: AgentEvent) => void {
+  let atLineStart = true;
+  const write = (text: string) => {
+    if (!text) return;
+    out.write(text);
+    atLineStart = text.endsWith('\n');
+  };
+  const newline = () => {
+    if (!atLineStart) write('\n');
+  };
+  return (event) => {
+    switch (event.type) {
+      case 'text':
+        write(event.text);
+        break;
+      case 'reply_end':
+        newline();
+        break;
+      case 'retry':
+        newline();
+        write(`[retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}]\n`);
+        break;
+      case 'restart':
+        newline();
+        write(`[connection lost mid-reply; asking again: ${event.reason}]\n`);
+        break;
+      case 'tool_start':
+        newline();
+        write(`[running ${event.use.tool}${event.use.args.length ? ` ${event.use.args.join(' ')}` : ''}]\n`);
+        break;
+      case 'tool_end': {
+        const lines = event.outcome.result.output.split('\n');
+        const shown = lines.slice(0, SHOWN_OUTPUT_LINES).map((line) => `  ${line}`);
+        if (lines.length > SHOWN_OUTPUT_LINES) shown.push(`  … (${lines.length - SHOWN_OUTPUT_LINES} more lines)`);
+        const mark = event.outcome.result.isError ? `[${event.outcome.tool} failed]` : `[${event.outcome.tool} done]`;
+        write(`${shown.join('\n')}\n${mark}\n`);
+        break;
+      }
+      case 'turn':
+        break;
+    }
+  };
+}

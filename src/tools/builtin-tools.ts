@@ -1,0 +1,16 @@
+import { appendTool } from './append';
+import type { ToolSpec } from './define-tool';
+import { patchTool } from './patch';
+import { readTool } from './read';
+import { saveTool } from './save';
+import { createShellTool, type ShellToolOptions } from './shell';
+
+/** Options for the built-in tools. */
+export interface BuiltinToolOptions {
+  shell?: ShellToolOptions;
+}
+
+/** The built-in tools, in the order the system prompt presents them. */
+export function builtinTools(options: BuiltinToolOptions = {}): ToolSpec[] {
+  return [createShellTool(options.shell), saveTool, appendTool, patchTool, readTool] as ToolSpec[];
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ToolUse } from '../parse/tool-use';
+import type { ToolContext, ToolResult, ToolSpec } from './define-tool';
+import type { ToolRegistry } from './registry';
+import { DEFAULT_TRUNCATE_LIMITS, truncateOutput, type TruncateLimits } from './truncate-output';
+
+/** Where and how much of a tool's output is kept. */
+export interface ToolRunOptions {
+  /** Folder for full outputs that were cut for the model (the session's `tool-outputs/`). */
+  outputsDir: string;
+  limits?: TruncateLimits;
+}
+
+/** What running one tool use produced. */
+export interface ToolRunOutcome {
+  /** The tool's name, or the tag the model used when no tool answers to it. */
+  tool: string;
+  /** The tool's result; `output` is what the model reads, already cut to head and tail. */
+  result: ToolResult;
+  /** Path of the whole output, when `result.output` holds only its head and tail. */
+  fullOutputPath?: string;
+}
+
+/**
+ * Runs one tool use with everything that surrounds every tool: lookup, mapping a markdown
+ * block onto the tool's parameters, validation against its zod schema, catching what it
+ * throws, and cutting long output to head and tail (the whole text saved to a file).
+ *
+ * Never throws: every failure becomes an error result the model can read and act on.
+ */
+export async function runToolUse(
+  use: ToolUse,
+  registry: ToolRegistry,
+  ctx: ToolContext,
+  options: ToolRunOptions,
+): Promise<ToolRunOutcome> {
+  const spec = use.format === 'markdown' ? registry.forTag(use.tool) : registry.get(use.tool);
+  if (!spec) return { tool: use.tool, result: { output: `There is no tool named "${use.tool}".`, isError: true } };
+  const result = await executeTool(spec, use, ctx);
+  const cut = truncateOutput(result.output, options.limits ?? DEFAULT_TRUNCATE_LIMITS);
+  if (cut.omittedChars === 0) return { tool: spec.name, result };
+  const fullOutputPath = saveFullOutput(options.outputsDir, spec.name, result.output);
+  const where = fullOutputPath ? `The full output is in ${fullOutputPath}.` : 'The full output could not be saved.';
+  return { tool: spec.name, result: { ...result, output: `${cut.text}\n${where}` }, fullOutputPath };
+}
+
+async function executeTool(spec: ToolSpec, use: ToolUse, ctx: ToolContext): Promise<ToolResult> {
+  const input = use.kwargs ?? blockInput(spec, use);
+  const parsed = spec.parameters.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`);
+    return {
+      output: [`Invalid input for ${spec.name}:`, ...problems, `Write it like this:`, spec.examples].join('\n'),
+      isError: true,
+    };
+  }
+  try {
+    return await spec.execute(parsed.data, ctx);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { output: `${spec.name} failed: ${message}`, isError: true };
+  }
+}
+
+/**
+ * Maps a markdown block onto a tool's parameters: the words after the tag fill `block.args`
+ * in order (extra words join the last one, so a path with spaces survives), and the body
+ * fills `block.content` unless an arg already gave that parameter a value.
+ */
+export function blockInput(spec: ToolSpec, use: ToolUse): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  const names = spec.block.args ?? [];
+  names.forEach((name, i) => {
+    const words = i === names.length - 1 ? use.args.slice(i) : use.args.slice(i, i + 1);
+    if (words.length > 0) input[name] = words.join(' ');
+  });
+  const contentName = spec.block.content;
+  if (contentName && input[contentName] === undefined) {
+    // A body that stands in for a positional arg (```read\npath\n```) is a single value: trim it.
+    input[contentName] = names.includes(contentName) ? use.content.trim() : use.content;
+  }
+  return input;
+}
+
+function saveFullOutput(dir: string, tool: string, text: string): string | undefined {
+  const path = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${tool}-${randomBytes(2).toString('hex')}.txt`);
+  try {
+    writeFileSync(path, text);
+    return path;
+  } catch {
+    return undefined;
+  }
+}
