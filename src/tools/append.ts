@@ -1,0 +1,69 @@
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { defineTool } from './define-tool';
+import { runOnFile } from './file-errors';
+import {
+  convertLineEndings,
+  countLines,
+  describeSize,
+  dominantLineEnding,
+  hasLineBreak,
+  plural,
+  readIfExists,
+  withFinalNewline,
+} from './text-file';
+
+const fence = '```';
+
+/**
+ * `append`: adds text at the end of a file, creating the file and its parent folders when
+ * missing. The appended text always starts on a new line (a line break is added first when
+ * the file does not end with one) and ends with a line break; it takes the file's line-break
+ * style. The existing bytes are never rewritten, so files in any encoding are safe. Empty
+ * content is an error result, as are the failures the model can fix.
+ */
+export const appendTool = defineTool({
+  name: 'append',
+  description: 'Add lines at the end of a file, creating it if missing.',
+  instructions: [
+    `Add text at the end of a file with a ${fence}append <path> block whose body is the text to add.`,
+    'The text starts on a new line (a line break is added first if the file lacks a final one) and ends with a line break.',
+    'A missing file is created, with its folders. Paths resolve like save. To change existing lines, use patch.',
+  ].join('\n'),
+  examples: [`${fence}append notes/log.md`, '- 14:02 tests pass again', fence].join('\n'),
+  blockTypes: ['append'],
+  parameters: z.object({
+    path: z.string().describe('Path of the file to append to, relative to the workspace'),
+    content: z.string().describe('The text to add at the end of the file'),
+  }),
+  block: { args: ['path'], content: 'content' },
+  callers: ['direct'],
+  mutating: true,
+  async execute({ path, content }, ctx) {
+    return runOnFile(ctx.workspace, path, async (file) => {
+      if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };
+      const existing = await readIfExists(file.absolute);
+      const before = existing?.toString('latin1') ?? '';
+      const eol = hasLineBreak(before) ? dominantLineEnding(before) : dominantLineEnding(content);
+      const separator = before === '' || before.endsWith('\n') ? '' : eol;
+      const added = separator + withFinalNewline(hasLineBreak(before) ? convertLineEndings(content, eol) : content, eol);
+      const addedBytes = Buffer.byteLength(added, 'utf8');
+      ctx.signal.throwIfAborted();
+      if (existing === undefined) {
+        await mkdir(dirname(file.absolute), { recursive: true });
+        await writeFile(file.absolute, added);
+        return {
+          output: `Created ${file.shown} (${describeSize(countLines(added), addedBytes)})`,
+          details: { path: file.shown, created: true, bytes: addedBytes },
+        };
+      }
+      await appendFile(file.absolute, added);
+      const total = describeSize(countLines(before + added), existing.length + addedBytes);
+      return {
+        output: `Appended ${plural(countLines(added.slice(separator.length)), 'line')} to ${file.shown} (now ${total})`,
+        details: { path: file.shown, created: false, bytes: addedBytes },
+      };
+    });
+  },
+});

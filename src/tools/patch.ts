@@ -1,0 +1,93 @@
+import { isUtf8 } from 'node:buffer';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { defineTool } from './define-tool';
+import { describeMissingPath, runOnFile } from './file-errors';
+import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
+import { plural, readIfExists } from './text-file';
+
+const fence = '```';
+const BOM = '\uFEFF';
+
+/**
+ * `patch`: replaces parts of a text file, described by ORIGINAL/UPDATED hunks (see
+ * `parsePatch` and `applyPatch`). All hunks are checked before anything is written: the file
+ * is either fully patched or left untouched. A missing file is created only by a single hunk
+ * with an empty ORIGINAL. Line breaks (LF or CRLF) and a leading byte-order mark are kept.
+ * Files that are not valid UTF-8 are refused rather than risk rewriting their bytes. Every
+ * failure the model can fix (no match, several matches, malformed patch) is an error result
+ * naming the hunk.
+ */
+export const patchTool = defineTool({
+  name: 'patch',
+  description: 'Change parts of a text file by replacing exact lines.',
+  instructions: [
+    `Change part of a file with a ${fence}patch <path> block holding one or more hunks:`,
+    '<<<<<<< ORIGINAL',
+    'lines copied exactly from the file',
+    '=======',
+    'the lines to put in their place',
+    '>>>>>>> UPDATED',
+    'Each ORIGINAL must match whole lines of the file exactly once (indentation and whitespace included); add neighbouring lines when it would match more than once. Keep hunks short, and never overlapping.',
+    'To insert lines, include a neighbouring line in ORIGINAL and repeat it in UPDATED; to delete lines, leave UPDATED empty.',
+    'If any hunk fails, nothing is written. An empty ORIGINAL is allowed only as the sole hunk of an empty or missing file.',
+    'A hunk cannot contain a line that is exactly <<<<<<< ORIGINAL or >>>>>>> UPDATED (use save for such files). A line that is exactly ======= may appear: the hunk is split at the last ======= line for which ORIGINAL matches the file once.',
+    'The file keeps its line breaks (LF or CRLF).',
+  ].join('\n'),
+  examples: [
+    `${fence}patch src/greet.py`,
+    '<<<<<<< ORIGINAL',
+    'def greet(name):',
+    '    print("Hello " + name)',
+    '=======',
+    'def greet(name: str) -> None:',
+    '    print(f"Hello, {name}!")',
+    '>>>>>>> UPDATED',
+    fence,
+  ].join('\n'),
+  blockTypes: ['patch'],
+  parameters: z.object({
+    path: z.string().describe('Path of the file to change, relative to the workspace'),
+    patch: z.string().describe('One or more <<<<<<< ORIGINAL / ======= / >>>>>>> UPDATED hunks'),
+  }),
+  block: { args: ['path'], content: 'patch' },
+  callers: ['direct'],
+  mutating: true,
+  async execute({ path, patch }, ctx) {
+    return runOnFile(ctx.workspace, path, async (file) => {
+      const parsed = parsePatch(patch);
+      if (!parsed.ok) return { output: parsed.error, isError: true };
+      const existing = await readIfExists(file.absolute);
+      if (existing !== undefined && !isUtf8(existing)) {
+        return { output: `${file.shown} is not valid UTF-8 text; patch cannot edit it safely`, isError: true };
+      }
+      const decoded = existing?.toString('utf8') ?? '';
+      const bom = decoded.startsWith(BOM) ? BOM : '';
+      const before = decoded.slice(bom.length);
+      const applied = applyPatch(before, parsed.hunks, file.shown);
+      if (!applied.ok) {
+        if (existing === undefined) {
+          const missing = await describeMissingPath(ctx.workspace, file.absolute);
+          return { output: `${missing} (to create a new file, use save)`, isError: true };
+        }
+        return { output: applied.error, isError: true };
+      }
+      const count = plural(parsed.hunks.length, 'hunk');
+      const details = { path: file.shown, created: existing === undefined, changes: applied.changes };
+      if (existing !== undefined && applied.text === before) {
+        return { output: `${file.shown} unchanged: the UPDATED lines of ${count} equal their ORIGINAL`, details };
+      }
+      ctx.signal.throwIfAborted();
+      if (existing === undefined) await mkdir(dirname(file.absolute), { recursive: true });
+      await writeFile(file.absolute, bom + applied.text, 'utf8');
+      const verb = existing === undefined ? 'Created' : 'Patched';
+      return { output: [`${verb} ${file.shown}: ${count} applied`, ...applied.changes.map(describeChange)].join('\n'), details };
+    });
+  },
+});
+
+/** A unified-diff style range header: `@@ -12,3 +12,4 @@`. */
+function describeChange(change: LineChange): string {
+  return `@@ -${change.oldStart},${change.oldLines} +${change.newStart},${change.newLines} @@`;
+}

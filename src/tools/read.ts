@@ -1,0 +1,79 @@
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { defineTool, type ToolResult } from './define-tool';
+import { runOnFile } from './file-errors';
+import type { WorkspaceFile } from './workspace-path';
+import { countLines, plural } from './text-file';
+
+const fence = '```';
+
+/** Files larger than this are refused: reading them whole would only be cut down afterwards. */
+export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/** How far into a file to look for a NUL byte, the sign of a binary file (as git does). */
+const BINARY_SNIFF_BYTES = 8192;
+
+/**
+ * `read`: returns a text file's content exactly (no line numbers; a leading byte-order mark
+ * dropped; invalid UTF-8 shown as U+FFFD), so that it can be copied into a patch. `value` is
+ * the same string, for programs. A folder is listed instead: one entry per line, folders
+ * ending with `/`, and `value` is the array of those entries. A binary file, a file over
+ * `READ_LIMIT_BYTES` or a missing path is an error result (the latter naming similarly named
+ * entries when there are any). It never writes anything.
+ */
+export const readTool = defineTool({
+  name: 'read',
+  description: 'Read a text file, or list the entries of a folder.',
+  instructions: [
+    `Read a file with a ${fence}read <path> block and an empty body (or put the path alone in the body).`,
+    'You get the exact text of the file, without line numbers, ready to copy into a patch ORIGINAL.',
+    'A folder path lists its entries instead, folders ending with /. Binary files and files over 10 MB are refused: use the shell for them.',
+    'In programs, `await read({ path })` returns the text (an array of entry names for a folder).',
+  ].join('\n'),
+  examples: [`${fence}read src/app.ts`, fence].join('\n'),
+  blockTypes: ['read'],
+  parameters: z.object({
+    path: z.string().describe('Path of the file or folder to read, relative to the workspace'),
+  }),
+  block: { args: ['path'], content: 'path' },
+  callers: ['direct', 'program'],
+  mutating: false,
+  async execute({ path }, ctx) {
+    return runOnFile(ctx.workspace, path, async (file) => {
+      const info = await stat(file.absolute);
+      if (info.isDirectory()) return listFolder(file);
+      if (!info.isFile()) return { output: `${file.shown} is not a regular file`, isError: true };
+      if (info.size > READ_LIMIT_BYTES) {
+        return {
+          output: `${file.shown} is too large to read whole (${plural(info.size, 'byte')}); use the shell (head, sed -n, grep) to read parts of it`,
+          isError: true,
+        };
+      }
+      const bytes = await readFile(file.absolute, { signal: ctx.signal });
+      if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+        return {
+          output: `${file.shown} is a binary file (${plural(bytes.length, 'byte')}); read shows text only. Inspect it with the shell (e.g. file ${file.shown})`,
+          isError: true,
+        };
+      }
+      const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+      const details = { path: file.shown, bytes: bytes.length, lines: countLines(text) };
+      if (text === '') return { output: `${file.shown} is empty`, value: text, details };
+      return { output: text, value: text, details };
+    });
+  },
+});
+
+async function listFolder(folder: WorkspaceFile): Promise<ToolResult> {
+  const entries = await readdir(folder.absolute, { withFileTypes: true });
+  const names = entries
+    .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const heading = folder.shown.endsWith('/') ? folder.shown : `${folder.shown}/`;
+  if (names.length === 0) return { output: `${heading} is an empty folder`, value: names, details: { path: folder.shown } };
+  return {
+    output: [`${heading} is a folder with ${plural(names.length, 'entry', 'entries')}:`, ...names].join('\n'),
+    value: names,
+    details: { path: folder.shown, entries: names.length },
+  };
+}

@@ -1,0 +1,60 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { defineTool } from './define-tool';
+import { runOnFile } from './file-errors';
+import {
+  convertLineEndings,
+  countLines,
+  describeSize,
+  dominantLineEnding,
+  hasLineBreak,
+  readIfExists,
+  withFinalNewline,
+} from './text-file';
+
+const fence = '```';
+
+/**
+ * `save`: writes a whole file, creating it and its parent folders when missing, replacing it
+ * otherwise. The written text always ends with a line break (unless it is empty), and a file
+ * that is replaced keeps its line-break style (LF or CRLF). Writes nothing when the content
+ * is already there. Failures the model can fix (a folder in the way, no permission, an empty
+ * path) come back as error results.
+ */
+export const saveTool = defineTool({
+  name: 'save',
+  description: 'Write a whole file, creating it or replacing its content.',
+  instructions: [
+    `Write a file with a ${fence}save <path> block whose body is the complete new content of the file.`,
+    'Relative paths are resolved against the workspace; `~` is your home folder. Missing folders are created.',
+    'An existing file is replaced entirely, so never save a partial file: to change part of a file, use patch.',
+    'The file always ends with a line break; a file written with CRLF line breaks keeps them.',
+  ].join('\n'),
+  examples: [`${fence}save notes/todo.md`, '# Todo', '- write the tests', fence].join('\n'),
+  blockTypes: ['save'],
+  parameters: z.object({
+    path: z.string().describe('Path of the file to write, relative to the workspace'),
+    content: z.string().describe('The complete new content of the file'),
+  }),
+  block: { args: ['path'], content: 'content' },
+  callers: ['direct'],
+  mutating: true,
+  async execute({ path, content }, ctx) {
+    return runOnFile(ctx.workspace, path, async (file) => {
+      const existing = await readIfExists(file.absolute);
+      const before = existing?.toString('latin1');
+      const converted = before !== undefined && hasLineBreak(before) ? convertLineEndings(content, dominantLineEnding(before)) : content;
+      const text = withFinalNewline(converted, dominantLineEnding(converted));
+      const bytes = Buffer.from(text, 'utf8');
+      const size = describeSize(countLines(text), bytes.length);
+      const details = { path: file.shown, created: existing === undefined, bytes: bytes.length };
+      if (existing?.equals(bytes)) return { output: `${file.shown} already has this content (${size})`, details };
+      ctx.signal.throwIfAborted();
+      await mkdir(dirname(file.absolute), { recursive: true });
+      await writeFile(file.absolute, bytes);
+      const verb = existing === undefined ? 'Created' : 'Saved';
+      return { output: `${verb} ${file.shown} (${size})`, details };
+    });
+  },
+});

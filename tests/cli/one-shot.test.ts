@@ -1,0 +1,147 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Message } from '../../src/conversation/message';
+import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
+import { makeCliDirs, runFence, type CliDirs } from '../support/run-cli';
+
+let server: FakeLlm;
+let dirs: CliDirs;
+
+beforeEach(async () => {
+  server = await startFakeLlm();
+  dirs = makeCliDirs();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+function readLog(home: string): Message[] {
+  const sessions = join(home, 'sessions');
+  const [id] = readdirSync(sessions);
+  return readFileSync(join(sessions, id!, 'conversation.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Message);
+}
+
+const providers = [
+  { name: 'OpenAI-compatible', model: 'openai/gpt-test', env: () => ({ OPENAI_BASE_URL: `${server.url}/v1` }) },
+  {
+    name: 'Anthropic-compatible',
+    model: 'anthropic/claude-test',
+    env: () => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key' }),
+  },
+];
+
+describe.each(providers)('one-shot run against an $name server', ({ model, env }) => {
+  it('saves, patches and runs a file, then prints only the final answer', async () => {
+    server.reply((r) => r.text("I'll write the script.\n```save hello.py\nprint('hi')\n```\nThis text comes after the block and must be dropped."));
+    server.reply((r) => r.text("```patch hello.py\n<<<<<<< ORIGINAL\nprint('hi')\n=======\nprint('hi there')\n>>>>>>> UPDATED\n```\n"));
+    server.reply((r) => r.text('Now run it:\n```shell\npython3 hello.py\n```'));
+    server.reply((r) => r.text('Done: hello.py prints "hi there".'));
+
+    const result = await runFence(['-n', '-m', model, 'make hello.py say hi there, then run it'], {
+      cwd: dirs.workspace,
+      env: { FENCE_HOME: dirs.home, ...env() },
+    });
+
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('Done: hello.py prints "hi there".');
+    expect(readFileSync(join(dirs.workspace, 'hello.py'), 'utf8')).toBe("print('hi there')\n");
+
+    const log = readLog(dirs.home);
+    expect(log.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'system', 'assistant', 'system', 'assistant', 'system', 'assistant']);
+    expect(log[2]!.content).not.toContain('must be dropped');
+    expect(log[2]!.content.endsWith('```')).toBe(true);
+    expect(log[7]!.content).toContain('hi there');
+    expect(log[7]!.meta).toMatchObject({ toolResult: true, tool: 'shell' });
+    for (const m of log.filter((m) => m.role === 'assistant')) {
+      expect(m.meta?.model).toBe(model);
+      expect(m.meta?.usage?.outputTokens).toBeGreaterThan(0);
+    }
+
+    // The last request carried the shell's output back to the model.
+    expect(server.requests).toHaveLength(4);
+    expect(JSON.stringify(server.requests[3]!.body)).toContain('hi there');
+  });
+});
+
+describe('one-shot command line', () => {
+  const openaiEnv = () => ({ FENCE_HOME: dirs.home, OPENAI_BASE_URL: `${server.url}/v1` });
+
+  it('runs prompts separated by a lone "-" as successive turns and appends piped input to the first', async () => {
+    server.reply((r) => r.text('first answer'));
+    server.reply((r) => r.text('second answer'));
+    const result = await runFence(['-n', '-m', 'local/test', 'summarise this:', '-', 'and now this'], {
+      cwd: dirs.workspace,
+      env: openaiEnv(),
+      input: 'piped text\n',
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('second answer');
+    const users = readLog(dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
+    expect(users).toEqual(['summarise this:\n\npiped text', 'and now this']);
+  });
+
+  it('takes the prompt from standard input when none is given', async () => {
+    server.reply((r) => r.text('ok'));
+    const result = await runFence(['-n', '-m', 'local/test'], { cwd: dirs.workspace, env: openaiEnv(), input: 'what is 2+2?' });
+    expect(result.exitCode).toBe(0);
+    expect(readLog(dirs.home).find((m) => m.role === 'user')?.content).toBe('what is 2+2?');
+  });
+
+  it('says in one line how to configure when there is no key and no server', async () => {
+    const result = await runFence(['-n', 'hello'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/ANTHROPIC_API_KEY|OPENAI_API_KEY/);
+  });
+
+  it('ends with a clear error, exit code 1 and no stack trace when the server refuses the key', async () => {
+    server.reply((r) => r.status(401));
+    const result = await runFence(['-n', '-m', 'local/test', 'hello'], { cwd: dirs.workspace, env: openaiEnv() });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/401/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('stops at --max-turns with exit code 3', async () => {
+    for (let i = 0; i < 3; i++) server.reply((r) => r.text('```shell\necho again\n```'));
+    const result = await runFence(['-n', '-m', 'local/test', '--max-turns', '2', 'loop'], { cwd: dirs.workspace, env: openaiEnv() });
+    expect(result.exitCode).toBe(3);
+    expect(result.stderr).toMatch(/--max-turns/);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('gives a failing tool an error result and goes on', async () => {
+    server.reply((r) => r.text('```read missing.txt\n```'));
+    server.reply((r) => r.text('The file is missing.'));
+    const result = await runFence(['-n', '-m', 'local/test', 'read it'], { cwd: dirs.workspace, env: openaiEnv() });
+    expect(result.exitCode).toBe(0);
+    const toolResult = readLog(dirs.home).find((m) => m.meta?.toolResult);
+    expect(toolResult?.meta?.isError).toBe(true);
+    expect(toolResult?.content).toMatch(/missing\.txt/);
+  });
+
+  it('lists and shows sessions', async () => {
+    server.reply((r) => r.text('hello back'));
+    await runFence(['-n', '-m', 'local/test', '--name', 'greeting', 'hello'], { cwd: dirs.workspace, env: openaiEnv() });
+    const list = await runFence(['sessions', 'list'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    expect(list.exitCode).toBe(0);
+    expect(list.stdout).toContain('greeting');
+    const show = await runFence(['sessions', 'show', 'greeting'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    expect(show.exitCode).toBe(0);
+    expect(show.stdout).toContain('hello back');
+    const missing = await runFence(['sessions', 'show', 'nope'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    expect(missing.exitCode).toBe(1);
+    expect(missing.stderr).toMatch(/no session "nope"/);
+  });
+
+  it('prints its version', async () => {
+    const result = await runFence(['--version'], { cwd: dirs.workspace, env: {} });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});

@@ -1,0 +1,36 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { execa } from 'execa';
+
+/** Path of the built CLI entry (`npm test` builds before running the tests). */
+export const FENCE_BIN = resolve(import.meta.dirname, '../../bin/fence.js');
+
+/** A temp workspace and a temp FENCE_HOME for one CLI run. */
+export interface CliDirs {
+  workspace: string;
+  home: string;
+}
+
+/** Makes fresh temp folders for a workspace and FENCE_HOME. */
+export function makeCliDirs(): CliDirs {
+  const root = mkdtempSync(join(tmpdir(), 'fence-cli-'));
+  const workspace = join(root, 'work');
+  mkdirSync(workspace);
+  return { workspace, home: join(root, 'home') };
+}
+
+/**
+ * Runs the built `fence` as a subprocess with a clean environment: no API keys or base URLs
+ * from the machine leak in, only `env` and what a shell needs.
+ */
+export function runFence(args: string[], options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs?: number }) {
+  return execa(process.execPath, [FENCE_BIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd, LANG: 'C.UTF-8', ...options.env },
+    extendEnv: false,
+    input: options.input ?? '',
+    reject: false,
+    timeout: options.timeoutMs ?? 60_000,
+  });
+}
