@@ -1,0 +1,144 @@
+/**
+ * `npm run bench`: fence's speed and memory, as medians over repeated runs, printed as a
+ * markdown table (copy it into docs/benchmarks.md with the date and machine). Real parts
+ * only: the built CLI, a real pty bash, the fake model server over loopback HTTP.
+ */
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { execa } from 'execa';
+import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
+import { BashSession } from '../src/runtime/bash-session';
+import { startFakeLlm } from '../tests/support/fake-llm';
+
+const BIN = resolve(import.meta.dirname, '../bin/fence.js');
+const root = mkdtempSync(join(tmpdir(), 'fence-bench-'));
+
+/** Node start-up options that would distort the figures (extra CA files add 40–70 ms a start). */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, LANG: 'C.UTF-8', FENCE_HOME: join(root, 'home'), ...extra };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function shellRoundTrip(): Promise<number> {
+  const bash = await BashSession.start({ cwd: root });
+  try {
+    for (let i = 0; i < 20; i++) await bash.run('true');
+    const times: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t0 = performance.now();
+      await bash.run('true');
+      times.push(performance.now() - t0);
+    }
+    return median(times);
+  } finally {
+    await bash.close();
+  }
+}
+
+function makeReply(bytes: number): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const part =
+      i % 3 === 2
+        ? `Some code:\n\`\`\`ts\nconst value${i} = compute(${i});\nconsole.log(value${i});\n\`\`\`\n`
+        : `Line ${i} of prose with **markdown**, \`inline code\` and more words to fill the reply.\n`;
+    parts.push(part);
+    size += part.length;
+  }
+  parts.push('```shell\necho done\n```\n');
+  return parts.join('');
+}
+
+function scanOneMegabyte(): number {
+  const reply = makeReply(1_000_000);
+  const times: number[] = [];
+  for (let run = 0; run < 15; run++) {
+    const t0 = performance.now();
+    const scanner = new MarkdownStreamScanner((tag) => tag === 'shell');
+    let found = false;
+    for (let i = 0; i < reply.length && !found; i += 16) found = scanner.push(reply.slice(i, i + 16)) !== undefined;
+    times.push(performance.now() - t0);
+    if (!found) throw new Error('the scanner missed the tool block');
+  }
+  return median(times);
+}
+
+async function versionWallTime(): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.now();
+    await execa(process.execPath, [BIN, '--version'], { env: cleanEnv(), extendEnv: false });
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/** A one-shot run against the fake server; returns timings taken on the server's side. */
+async function oneShot(script: (server: Awaited<ReturnType<typeof startFakeLlm>>) => void, requests: number) {
+  const server = await startFakeLlm();
+  const workspace = mkdtempSync(join(root, 'ws-'));
+  try {
+    script(server);
+    const t0 = performance.now();
+    const run = execa('/usr/bin/time', ['-f', '%M', process.execPath, BIN, '-n', '-m', 'local/bench', 'hello'], {
+      cwd: workspace,
+      env: cleanEnv({ OPENAI_BASE_URL: server.openaiBaseURL }),
+      extendEnv: false,
+      input: '',
+    });
+    await server.waitForRequests(requests);
+    const result = await run;
+    const rssKb = Number(result.stderr.trim().split('\n').at(-1));
+    return { t0, requests: server.requests, rssMb: rssKb / 1024 };
+  } finally {
+    await server.close();
+  }
+}
+
+async function firstRequest(): Promise<{ ms: number; rssMb: number }> {
+  const times: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const { t0, requests, rssMb } = await oneShot((s) => s.reply((r) => r.text('Hello.')), 1);
+    times.push(requests[0]!.receivedAt - t0);
+    rss.push(rssMb);
+  }
+  return { ms: median(times), rssMb: median(rss) };
+}
+
+async function toolCallOverhead(): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const { requests } = await oneShot((s) => {
+      s.reply((r) => r.text('```shell\necho hi\n```\n').hang());
+      s.reply((r) => r.text('Done.'));
+    }, 2);
+    const blockSent = requests[0]!.lastFrameAt;
+    if (blockSent === undefined) throw new Error('the fake server did not record when the block was sent');
+    times.push(requests[1]!.receivedAt - blockSent);
+  }
+  return median(times);
+}
+
+const fmt = (n: number, unit: string) => `${n < 10 ? n.toFixed(2) : n.toFixed(0)} ${unit}`;
+
+mkdirSync(join(root, 'home'), { recursive: true });
+const rows: [string, string, string][] = [];
+rows.push(['shell `true` round trip', fmt(await shellRoundTrip(), 'ms'), '≤ 2 ms']);
+rows.push(['scan a 1 MB reply in 16-byte chunks', fmt(scanOneMegabyte(), 'ms'), '≤ 50 ms']);
+rows.push(['`fence --version` wall time', fmt(await versionWallTime(), 'ms'), '≤ 100 ms']);
+const first = await firstRequest();
+rows.push(['start-up to first request (local server)', fmt(first.ms, 'ms'), '≤ 250 ms']);
+rows.push(['tool-call overhead (`echo`, block complete → next request)', fmt(await toolCallOverhead(), 'ms'), '≤ 15 ms']);
+rows.push(['peak RSS of a one-turn run', fmt(first.rssMb, 'MB'), '≤ 100 MB']);
+
+console.log('| measure (median) | fence | aim |\n|---|---|---|');
+for (const [name, value, aim] of rows) console.log(`| ${name} | ${value} | ${aim} |`);

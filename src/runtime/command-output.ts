@@ -1,0 +1,321 @@
+/**
+ * The output of one command as read from a pty: taken up to the command's status marker,
+ * turned into plain text (escape sequences removed, line endings normalised, overwrites
+ * resolved) and bounded in memory (head and tail kept).
+ */
+
+/** A status marker `RS nonce:status RS` or a prompt marker `RS nonce RS` (see {@link CommandCapture}). */
+const MARKER = /\x1e([0-9a-f]{32})(?::(\d+))?\x1e/g;
+/** The start of a marker cut off by the end of a chunk. */
+const PARTIAL_MARKER = /^\x1e(?:[0-9a-f]{0,32}|[0-9a-f]{32}:\d*)$/;
+const MARKER_MAX_LENGTH = 1 + 32 + 1 + 3 + 1;
+
+/** A complete escape sequence starting at the cursor (sticky). */
+const COMPLETE_ESCAPE = new RegExp(
+  [
+    '\\x1b\\[[0-?]*[ -/]*[@-~]', // CSI: colours, cursor moves, erase, private modes
+    '\\x1b\\][^\\x07\\x1b]*(?:\\x07|\\x1b\\\\)', // OSC: window title, hyperlinks; ends with BEL or ST
+    '\\x1b[PX^_][^\\x1b]*\\x1b\\\\', // DCS, SOS, PM, APC; end with ST
+    // Any other ESC sequence (charset selection, keypad modes, save cursor...). The final byte
+    // excludes the introducers above so that a CSI cut in two is not mistaken for one.
+    '\\x1b[ -/]*[0-OQ-WYZ\\\\`-~]',
+  ].join('|'),
+  'y',
+);
+
+/** The start of an escape sequence that runs to the end of the text and may still complete. */
+const PARTIAL_ESCAPE = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)$/y;
+
+/** Control characters that only make noise in captured text: bell, shift out, shift in. */
+const NOISE_CONTROLS = /[\x07\x0e\x0f]/g;
+
+/** An unterminated sequence longer than this is taken as garbage rather than held back. */
+const MAX_HELD_ESCAPE = 4096;
+
+/**
+ * Streaming cleaner for text read from a pty. `push` accepts chunks as they arrive and returns
+ * the text that is settled so far; an escape sequence or a CR LF pair cut between two chunks is
+ * held back until the next chunk (or `end`), so chunk boundaries never change the result.
+ *
+ * Guarantees: CSI, OSC, DCS/SOS/PM/APC and other ESC sequences are removed, as are BEL, SO and
+ * SI; CR LF (and the CR CR LF that `onlcr` makes of a program's own CR LF) becomes LF. A bare
+ * CR and backspaces are kept, so a live display can still render progress bars; resolve them
+ * with {@link resolveOverwrites} when the text is final. Text is never reordered; only what a
+ * terminal would take as part of an escape sequence is dropped.
+ */
+export class TerminalTextStream {
+  private held = '';
+
+  /** Takes the next chunk; returns the text that can be shown now (possibly empty). */
+  push(chunk: string): string {
+    const text = this.held + chunk;
+    this.held = '';
+    let out = '';
+    let cursor = 0;
+    while (cursor < text.length) {
+      const escape = text.indexOf('\x1b', cursor);
+      if (escape === -1) {
+        out += text.slice(cursor);
+        break;
+      }
+      out += text.slice(cursor, escape);
+      COMPLETE_ESCAPE.lastIndex = escape;
+      if (COMPLETE_ESCAPE.test(text)) {
+        cursor = COMPLETE_ESCAPE.lastIndex;
+        continue;
+      }
+      PARTIAL_ESCAPE.lastIndex = escape;
+      if (text.length - escape <= MAX_HELD_ESCAPE && PARTIAL_ESCAPE.test(text)) {
+        this.held = text.slice(escape);
+        break;
+      }
+      cursor = escape + 1; // a lone ESC: drop it, keep what follows as text
+    }
+    return this.settle(out);
+  }
+
+  /** Ends the stream: returns what was held back, minus an escape sequence that never ended. */
+  end(): string {
+    const held = this.held;
+    this.held = '';
+    const escape = held.indexOf('\x1b');
+    return escape === -1 ? held : held.slice(0, escape);
+  }
+
+  private settle(text: string): string {
+    let clean = text.replace(NOISE_CONTROLS, '').replace(/\r+\n/g, '\n');
+    const trailingCr = /\r+$/.exec(clean);
+    if (trailingCr) {
+      // A CR at the end may be the first half of a CR LF split across chunks.
+      this.held = trailingCr[0] + this.held;
+      clean = clean.slice(0, trailingCr.index);
+    }
+    return clean;
+  }
+}
+
+/** Cleans a complete piece of terminal output in one go (see {@link TerminalTextStream}). */
+export function stripTerminalCodes(text: string): string {
+  const stream = new TerminalTextStream();
+  return stream.push(text) + stream.end();
+}
+
+/**
+ * Resolves overwrites line by line the simple way an agent wants to read them: a backspace
+ * erases the character before it, and a bare carriage return starts the line over, so only the
+ * text after the last CR of a line is kept (a progress bar collapses to its final state; a
+ * shorter text written over a longer one does not leave the longer one's tail behind). A CR at
+ * the very end of a line is ignored. Expects LF line endings.
+ */
+export function resolveOverwrites(text: string): string {
+  if (!text.includes('\r') && !text.includes('\b')) return text;
+  return text
+    .split('\n')
+    .map((line) => {
+      const trimmed = line.replace(/\r+$/, '');
+      const lastCr = trimmed.lastIndexOf('\r');
+      return applyBackspaces(lastCr === -1 ? trimmed : trimmed.slice(lastCr + 1));
+    })
+    .join('\n');
+}
+
+function applyBackspaces(line: string): string {
+  if (!line.includes('\b')) return line;
+  const kept: string[] = [];
+  for (const char of line) {
+    if (char === '\b') kept.pop();
+    else kept.push(char);
+  }
+  return kept.join('');
+}
+
+export interface CommandCaptureOptions {
+  /** The nonce of the command: its status marker ends the capture. */
+  nonce: string;
+  /**
+   * Nonces that bash's prompt may hold while the command runs (those of earlier commands). Once
+   * `interrupted` is called, a prompt with one of them, or with `nonce`, also ends the capture.
+   */
+  prompts?: readonly string[];
+  /** Cap on the text kept in memory, in UTF-8 bytes. */
+  maxBytes: number;
+  /** The line typed into the pty: stripped from the start of the output if the terminal echoes it. */
+  echo?: string;
+  /** Receives clean text as it arrives. */
+  onOutput?: (chunk: string) => void;
+}
+
+/**
+ * Collects what a pty prints for one command. Raw chunks go in through `push`. Two kinds of
+ * marker are taken out of the stream, both `RS <32 hex digits> RS` with the nonce of a command:
+ * the status marker `RS nonce:status RS`, printed after the command, and the prompt marker
+ * `RS nonce RS`, which bash prints whenever it waits for a command line.
+ *
+ * The capture is `done` at the command's status marker (the status is kept), or, after
+ * `interrupted`, at a prompt marker of a known nonce: bash is back at its prompt, so whatever
+ * ran was abandoned. Anything after the end is ignored. Markers with unknown nonces are
+ * ordinary output; known markers that do not end the capture are dropped. A marker split
+ * between chunks is held back until it can be recognised, so no part of it reaches `onOutput`.
+ */
+export class CommandCapture {
+  private readonly nonce: string;
+  private readonly prompts: ReadonlySet<string>;
+  private promptEnds = false;
+  private finished = false;
+  private exitStatus: number | undefined;
+  private raw = '';
+  private echo: string | undefined;
+  private readonly text = new TerminalTextStream();
+  private readonly kept: HeadTailBuffer;
+  private readonly onOutput: ((chunk: string) => void) | undefined;
+
+  constructor(options: CommandCaptureOptions) {
+    this.nonce = options.nonce;
+    this.prompts = new Set([options.nonce, ...(options.prompts ?? [])]);
+    this.echo = options.echo;
+    this.kept = new HeadTailBuffer(options.maxBytes);
+    this.onOutput = options.onOutput;
+  }
+
+  /** Whether the capture has ended (status marker, or a prompt after `interrupted`). */
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /** The status printed after the command, if its status marker arrived. */
+  get status(): number | undefined {
+    return this.exitStatus;
+  }
+
+  /** The command was interrupted: from now on, bash's prompt also ends the capture. */
+  interrupted(): void {
+    this.promptEnds = true;
+  }
+
+  push(data: string): void {
+    if (this.finished) return;
+    let raw = this.raw + data;
+    this.raw = '';
+    if (this.echo !== undefined) {
+      const echoed = this.echo;
+      if (raw.length < echoed.length + 2 && `${echoed}\r\n`.startsWith(raw)) {
+        this.raw = raw;
+        return;
+      }
+      if (raw.startsWith(echoed)) raw = raw.slice(echoed.length).replace(/^\r?\n/, '');
+      this.echo = undefined;
+    }
+    let cursor = 0;
+    for (const match of raw.matchAll(MARKER)) {
+      const [marker, nonce = '', status] = match;
+      const known = status === undefined ? this.prompts.has(nonce) : nonce === this.nonce;
+      if (!known) continue;
+      this.emit(raw.slice(cursor, match.index));
+      cursor = match.index + marker.length;
+      if (status !== undefined) this.exitStatus = Number(status);
+      if (status !== undefined || this.promptEnds) {
+        this.finished = true;
+        return;
+      }
+    }
+    const rest = raw.slice(cursor);
+    const partial = rest.lastIndexOf('\x1e');
+    if (partial !== -1 && rest.length - partial < MARKER_MAX_LENGTH && PARTIAL_MARKER.test(rest.slice(partial))) {
+      this.raw = rest.slice(partial);
+      this.emit(rest.slice(0, partial));
+      return;
+    }
+    this.emit(rest);
+  }
+
+  /** The text captured so far, final: overwrites resolved, with the dropped byte count. */
+  finish(): { output: string; droppedBytes: number } {
+    if (!this.finished) this.emit(this.raw);
+    this.raw = '';
+    this.append(this.text.end());
+    const { text, droppedBytes } = this.kept.result();
+    return { output: resolveOverwrites(text), droppedBytes };
+  }
+
+  private emit(raw: string): void {
+    if (raw) this.append(this.text.push(raw));
+  }
+
+  private append(text: string): void {
+    if (!text) return;
+    this.kept.append(text);
+    this.onOutput?.(text);
+  }
+}
+
+/**
+ * Text bounded to about `limit` UTF-8 bytes: the first half of the limit is kept from the start,
+ * the second half from the end, and the bytes in between are only counted. Memory stays
+ * proportional to the limit, however much is appended.
+ */
+export class HeadTailBuffer {
+  private head = '';
+  private headBytes = 0;
+  private headFull = false;
+  private readonly tail: { text: string; bytes: number }[] = [];
+  private tailBytes = 0;
+  private totalBytes = 0;
+  private readonly headLimit: number;
+  private readonly tailLimit: number;
+
+  constructor(limit: number) {
+    this.headLimit = Math.floor(Math.max(0, limit) / 2);
+    this.tailLimit = Math.max(0, limit) - this.headLimit;
+  }
+
+  append(text: string): void {
+    let rest = text;
+    let bytes = Buffer.byteLength(rest);
+    this.totalBytes += bytes;
+    if (!this.headFull) {
+      if (this.headBytes + bytes <= this.headLimit) {
+        this.head += rest;
+        this.headBytes += bytes;
+        return;
+      }
+      const [first, second] = splitAtByte(rest, this.headLimit - this.headBytes);
+      const firstBytes = Buffer.byteLength(first);
+      this.head += first;
+      this.headBytes += firstBytes;
+      this.headFull = true;
+      rest = second;
+      bytes -= firstBytes;
+    }
+    if (!rest) return;
+    this.tail.push({ text: rest, bytes });
+    this.tailBytes += bytes;
+    while (this.tail.length > 1 && this.tailBytes - (this.tail[0]?.bytes ?? 0) >= this.tailLimit) {
+      this.tailBytes -= this.tail.shift()?.bytes ?? 0;
+    }
+  }
+
+  /** The kept text; when bytes were dropped, a line in the middle says how many. */
+  result(): { text: string; droppedBytes: number } {
+    const tail = keepLastBytes(this.tail.map((chunk) => chunk.text).join(''), this.tailLimit);
+    const droppedBytes = this.totalBytes - this.headBytes - Buffer.byteLength(tail);
+    if (droppedBytes === 0) return { text: this.head + tail, droppedBytes };
+    return { text: `${this.head}\n[... ${droppedBytes} bytes of output dropped ...]\n${tail}`, droppedBytes };
+  }
+}
+
+/** Splits at most `bytes` UTF-8 bytes off the front, never inside a character. */
+function splitAtByte(text: string, bytes: number): [string, string] {
+  const buffer = Buffer.from(text);
+  let end = Math.max(0, bytes);
+  while (end > 0 && end < buffer.length && ((buffer[end] ?? 0) & 0xc0) === 0x80) end--;
+  return [buffer.subarray(0, end).toString(), buffer.subarray(end).toString()];
+}
+
+/** The longest end of `text` that fits in `bytes` UTF-8 bytes, never starting inside a character. */
+function keepLastBytes(text: string, bytes: number): string {
+  const buffer = Buffer.from(text);
+  if (buffer.length <= bytes) return text;
+  let start = buffer.length - Math.max(0, bytes);
+  while (start < buffer.length && ((buffer[start] ?? 0) & 0xc0) === 0x80) start++;
+  return buffer.subarray(start).toString();
+}

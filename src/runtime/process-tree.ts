@@ -1,0 +1,112 @@
+import { execFile } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
+
+/**
+ * The few facts about other processes that a pty shell needs to interrupt and clean up after
+ * its commands. On Linux they come from /proc (no process is spawned); elsewhere from `ps`.
+ */
+
+/** One process as seen at one moment. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** Process group id. */
+  pgid: number;
+  /** Session id; unknown where `ps` cannot report it portably. */
+  sid: number | undefined;
+}
+
+/**
+ * The foreground process group of the terminal that `pid` is attached to, i.e. the job that
+ * receives Ctrl-C. Undefined when the process is gone or has no terminal. Never throws.
+ */
+export async function foregroundProcessGroup(pid: number): Promise<number | undefined> {
+  if (process.platform === 'linux') {
+    const stat = await readStat(pid);
+    return stat === undefined ? undefined : positive(stat[5]);
+  }
+  const out = await ps(['-o', 'tpgid=', '-p', String(pid)]);
+  return positive(out?.trim());
+}
+
+/** A snapshot of all processes of the machine that can be seen. Never throws (empty on failure). */
+export async function listProcesses(): Promise<ProcessInfo[]> {
+  if (process.platform === 'linux') {
+    const names = await readdir('/proc').catch(() => [] as string[]);
+    const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
+    const infos = await Promise.all(pids.map(async (pid) => toInfo(pid, await readStat(pid))));
+    return infos.filter((info): info is ProcessInfo => info !== undefined);
+  }
+  const out = await ps(['-A', '-o', 'pid=,ppid=,pgid=']);
+  return (out ?? '').split('\n').flatMap((line) => {
+    const [pid, ppid, pgid] = line.trim().split(/\s+/).map(Number);
+    if (!pid || ppid === undefined || pgid === undefined) return [];
+    return [{ pid, ppid, pgid, sid: undefined }];
+  });
+}
+
+/**
+ * The processes of the session led by `leader` (a pty child is a session leader): every process
+ * with that session id, which also finds children that were disowned or reparented after a
+ * double fork. Where session ids are unknown, falls back to the leader's descendants. The leader
+ * itself is not included.
+ */
+export function sessionMembers(processes: readonly ProcessInfo[], leader: number): number[] {
+  if (processes.some((p) => p.sid !== undefined)) {
+    return processes.filter((p) => p.sid === leader && p.pid !== leader).map((p) => p.pid);
+  }
+  const members = new Set<number>([leader]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const p of processes) {
+      if (!members.has(p.pid) && members.has(p.ppid)) {
+        members.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  members.delete(leader);
+  return [...members];
+}
+
+/** Sends a signal, ignoring a process that is already gone. Returns whether it was delivered. */
+export function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [2] pgrp, [3] session, [4] tty, [5] tpgid. */
+async function readStat(pid: number): Promise<string[] | undefined> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may itself contain spaces and parentheses.
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+function toInfo(pid: number, stat: string[] | undefined): ProcessInfo | undefined {
+  if (stat === undefined || stat[0] === 'Z') return undefined;
+  const ppid = Number(stat[1]);
+  const pgid = Number(stat[2]);
+  const sid = Number(stat[3]);
+  if (![ppid, pgid, sid].every(Number.isInteger)) return undefined;
+  return { pid, ppid, pgid, sid };
+}
+
+function positive(text: string | undefined): number | undefined {
+  const value = Number(text);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function ps(args: string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('ps', args, (error, stdout) => resolve(error ? undefined : stdout));
+  });
+}

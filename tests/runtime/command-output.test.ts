@@ -1,0 +1,175 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  CommandCapture,
+  HeadTailBuffer,
+  TerminalTextStream,
+  resolveOverwrites,
+  stripTerminalCodes,
+} from '../../src/runtime/command-output';
+
+const NONCE = 'a'.repeat(16) + 'b'.repeat(16);
+const OLD = 'c'.repeat(32);
+const OTHER = '0123456789abcdef'.repeat(2);
+const status = (nonce: string, code: number): string => `\x1e${nonce}:${code}\x1e`;
+const prompt = (nonce: string): string => `\x1e${nonce}\x1e`;
+
+/** Feeds `raw` to a stream cut at the given positions; returns all the text it gave out. */
+function streamInPieces(raw: string, cuts: number[]): string {
+  const stream = new TerminalTextStream();
+  const points = [...new Set(cuts.map((cut) => cut % (raw.length + 1)))].sort((a, b) => a - b);
+  let out = '';
+  let from = 0;
+  for (const point of [...points, raw.length]) {
+    out += stream.push(raw.slice(from, point));
+    from = point;
+  }
+  return out + stream.end();
+}
+
+describe('TerminalTextStream', () => {
+  it('removes escape sequences and noise controls and turns CRLF into LF', () => {
+    const raw = [
+      '\x1b[1;31mred\x1b[0m ',
+      '\x1b]0;window title\x07',
+      '\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\ ',
+      '\x1bP1$r0m\x1b\\',
+      '\x1b(B\x1b=\x1b7\x1b[?2004h\x1b[2K',
+      'bell\x07 shift\x0e\x0f\r\n',
+      'program crlf\r\r\n',
+      'lone escape\x1b\n',
+    ].join('');
+    expect(stripTerminalCodes(raw)).toBe('red link bell shift\nprogram crlf\nlone escape\n');
+  });
+
+  it('keeps bare carriage returns and backspaces for a live display', () => {
+    expect(stripTerminalCodes('10%\r100%\nab\bc')).toBe('10%\r100%\nab\bc');
+  });
+
+  it('drops an escape sequence that never ends, keeping the text before it', () => {
+    const stream = new TerminalTextStream();
+    expect(stream.push('text\x1b]0;unfinished')).toBe('text');
+    expect(stream.end()).toBe('');
+  });
+
+  it('gives the same text however the input is cut into chunks', () => {
+    const token = fc.constantFrom(
+      'plain ',
+      'ünïcødé ✓ ',
+      '\x1b[38;5;196m',
+      '\x1b[0m',
+      '\x1b]0;title\x07',
+      '\x1b]8;;url\x1b\\',
+      '\x1b(B',
+      '\r\n',
+      '\r\r\n',
+      '\n',
+      '\x07',
+    );
+    const plain: Record<string, string> = { '\r\n': '\n', '\r\r\n': '\n', 'plain ': 'plain ', 'ünïcødé ✓ ': 'ünïcødé ✓ ', '\n': '\n' };
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 12 }), (tokens, cuts) => {
+        const expected = tokens.map((t) => plain[t] ?? '').join('');
+        expect(streamInPieces(tokens.join(''), cuts)).toBe(expected);
+      }),
+    );
+  });
+});
+
+describe('resolveOverwrites', () => {
+  it('keeps the text after the last carriage return of each line and applies backspaces', () => {
+    expect(resolveOverwrites('10%\r50%\r100%\nnext\n')).toBe('100%\nnext\n');
+    expect(resolveOverwrites('long text\rshort\n')).toBe('short\n');
+    expect(resolveOverwrites('N\bNA\bAME\ttab\n')).toBe('NAME\ttab\n');
+    expect(resolveOverwrites('trailing\r')).toBe('trailing');
+    expect(resolveOverwrites('untouched\n')).toBe('untouched\n');
+  });
+});
+
+describe('CommandCapture', () => {
+  it('ends at the status marker of its nonce and keeps the status', () => {
+    const capture = new CommandCapture({ nonce: NONCE, maxBytes: 1000 });
+    capture.push(`hello\r\n${status(NONCE, 42)}${prompt(NONCE)}after`);
+    expect(capture.done).toBe(true);
+    expect(capture.status).toBe(42);
+    expect(capture.finish()).toEqual({ output: 'hello\n', droppedBytes: 0 });
+  });
+
+  it('recognises a marker cut at any point and never streams a piece of it', () => {
+    const raw = `out\x1e put${status(NONCE, 7)}`;
+    for (let cut = 0; cut <= raw.length; cut++) {
+      const chunks: string[] = [];
+      const capture = new CommandCapture({ nonce: NONCE, maxBytes: 1000, onOutput: (c) => chunks.push(c) });
+      capture.push(raw.slice(0, cut));
+      capture.push(raw.slice(cut));
+      expect(capture.status).toBe(7);
+      expect(capture.finish().output).toBe('out\x1e put');
+      expect(chunks.join('')).toBe('out\x1e put');
+    }
+  });
+
+  it('treats markers with unknown nonces as output', () => {
+    const capture = new CommandCapture({ nonce: NONCE, maxBytes: 1000 });
+    capture.push(`${status(OTHER, 0)}${prompt(OTHER)}${status(NONCE, 0)}`);
+    expect(capture.finish().output).toBe(`${status(OTHER, 0)}${prompt(OTHER)}`);
+  });
+
+  it('ends at a known prompt only after it was interrupted', () => {
+    const capture = new CommandCapture({ nonce: NONCE, prompts: [OLD], maxBytes: 1000 });
+    capture.push(`before${prompt(OLD)} more`);
+    expect(capture.done).toBe(false);
+    capture.interrupted();
+    capture.push(`\r\n${prompt(OLD)}ignored`);
+    expect(capture.done).toBe(true);
+    expect(capture.status).toBeUndefined();
+    expect(capture.finish().output).toBe('before more\n');
+  });
+
+  it('strips the echo of the typed line, even when it arrives in pieces', () => {
+    const line = ' builtin . /tmp/x/command.sh; marker';
+    const capture = new CommandCapture({ nonce: NONCE, echo: line, maxBytes: 1000 });
+    capture.push(line.slice(0, 10));
+    capture.push(`${line.slice(10)}\r\nout\r\n${status(NONCE, 0)}`);
+    expect(capture.finish().output).toBe('out\n');
+  });
+
+  it('keeps output that merely starts like the typed line', () => {
+    const capture = new CommandCapture({ nonce: NONCE, echo: ' builtin . /tmp/x', maxBytes: 1000 });
+    capture.push(` builtin was printed\n${status(NONCE, 0)}`);
+    expect(capture.finish().output).toBe(' builtin was printed\n');
+  });
+
+  it('returns what it has when it never ends', () => {
+    const capture = new CommandCapture({ nonce: NONCE, maxBytes: 1000 });
+    capture.push(`partial\x1e${NONCE.slice(0, 5)}`);
+    expect(capture.done).toBe(false);
+    expect(capture.finish().output).toBe(`partial\x1e${NONCE.slice(0, 5)}`);
+  });
+});
+
+describe('HeadTailBuffer', () => {
+  it('keeps everything under the limit', () => {
+    const buffer = new HeadTailBuffer(100);
+    buffer.append('a'.repeat(60));
+    buffer.append('b'.repeat(40));
+    expect(buffer.result()).toEqual({ text: 'a'.repeat(60) + 'b'.repeat(40), droppedBytes: 0 });
+  });
+
+  it('keeps the head and the tail, counts the dropped bytes and never splits a character', () => {
+    const buffer = new HeadTailBuffer(101);
+    const pieces = Array.from({ length: 50 }, (_, i) => `${i}€`.repeat(7));
+    for (const piece of pieces) buffer.append(piece);
+    const all = pieces.join('');
+    const { text, droppedBytes } = buffer.result();
+    const marker = `\n[... ${droppedBytes} bytes of output dropped ...]\n`;
+    const [head = '', tail = ''] = text.split(marker);
+    expect(text).not.toContain('\ufffd');
+    expect(all.startsWith(head)).toBe(true);
+    expect(all.endsWith(tail)).toBe(true);
+    expect(Buffer.byteLength(head)).toBeLessThanOrEqual(50);
+    expect(Buffer.byteLength(head)).toBeGreaterThan(46);
+    expect(Buffer.byteLength(tail)).toBeLessThanOrEqual(51);
+    expect(Buffer.byteLength(tail)).toBeGreaterThan(47);
+    expect(Buffer.byteLength(head) + Buffer.byteLength(tail) + droppedBytes).toBe(Buffer.byteLength(all));
+  });
+});

@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import {
+  foregroundProcessGroup,
+  listProcesses,
+  sessionMembers,
+  signalProcess,
+  type ProcessInfo,
+} from '../../src/runtime/process-tree';
+
+describe('process tree', () => {
+  it('lists this process with its parent and a child with its group', async () => {
+    const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    await once(child, 'spawn');
+    try {
+      const processes = await listProcesses();
+      const self = processes.find((p) => p.pid === process.pid);
+      const sleeper = processes.find((p) => p.pid === child.pid);
+      expect(self?.ppid).toBe(process.ppid);
+      expect(sleeper).toMatchObject({ ppid: process.pid, pgid: child.pid });
+      if (process.platform === 'linux') expect(sleeper?.sid).toBe(child.pid);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('knows no foreground group for a process that does not exist', async () => {
+    expect(await foregroundProcessGroup(2 ** 22 + 12345)).toBeUndefined();
+  });
+
+  it('finds the members of a session by session id, or else by descent', () => {
+    const withSessions: ProcessInfo[] = [
+      { pid: 10, ppid: 1, pgid: 10, sid: 10 },
+      { pid: 11, ppid: 10, pgid: 11, sid: 10 },
+      { pid: 12, ppid: 1, pgid: 11, sid: 10 }, // reparented after a double fork
+      { pid: 13, ppid: 10, pgid: 13, sid: 13 }, // left with setsid
+      { pid: 14, ppid: 1, pgid: 14, sid: 14 },
+    ];
+    expect(sessionMembers(withSessions, 10).sort()).toEqual([11, 12]);
+
+    const withoutSessions = withSessions.map((p) => ({ ...p, sid: undefined }));
+    expect(sessionMembers(withoutSessions, 10).sort()).toEqual([11, 13]);
+  });
+
+  it('signals a process, and quietly reports one that is gone', async () => {
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    await once(child, 'spawn');
+    const exited = once(child, 'exit');
+    expect(signalProcess(child.pid ?? 0, 'SIGTERM')).toBe(true);
+    expect((await exited)[1]).toBe('SIGTERM');
+    expect(signalProcess(2 ** 22 + 12345, 'SIGKILL')).toBe(false);
+  });
+});
