@@ -1,0 +1,86 @@
+import type {
+  MessageParam,
+  TextBlockParam,
+  ToolResultBlockParam,
+  ToolUseBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { Message } from '../conversation/message';
+import { planHistory, wrapAsSystem } from './history';
+
+/** The `system` and `messages` of a Messages API request. */
+export interface AnthropicConversation {
+  system: TextBlockParam[];
+  messages: MessageParam[];
+}
+
+type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+type Turn = { role: 'user' | 'assistant'; blocks: Block[] };
+
+/** Sent as the first user turn when a conversation would otherwise open with the assistant. */
+const OPENING = '(continue)';
+
+/**
+ * Shapes fence messages for the Messages API:
+ * - the system prompt(s) at the start go to `system`;
+ * - a later system message becomes user text wrapped in `<system>` tags;
+ * - with `nativeCalls` (tools offered), paired native calls become `tool_use` blocks and their
+ *   results `tool_result` blocks, first in the user turn that follows (see `planHistory`);
+ * - consecutive turns of one role are merged, empty text is left out, and the first turn is a
+ *   user turn, as the API requires;
+ * - the system prompt and the last turn carry a cache breakpoint, so a growing conversation is
+ *   read from the prompt cache.
+ * Pure: the input is not changed.
+ */
+export function toAnthropicMessages(messages: readonly Message[], nativeCalls: boolean): AnthropicConversation {
+  const history = planHistory(messages, { nativeCalls });
+  const turns: Turn[] = [];
+  const add = (role: Turn['role'], block: Block) => {
+    const last = turns.at(-1);
+    if (last?.role === role) last.blocks.push(block);
+    else turns.push({ role, blocks: [block] });
+  };
+  for (const entry of history.entries) {
+    switch (entry.kind) {
+      case 'user':
+        if (entry.text.trim() !== '') add('user', { type: 'text', text: entry.text });
+        break;
+      case 'system':
+        add('user', { type: 'text', text: wrapAsSystem(entry.text) });
+        break;
+      case 'assistant':
+        if (entry.text.trim() !== '') add('assistant', { type: 'text', text: entry.text });
+        for (const call of entry.calls) {
+          const input: unknown = JSON.parse(call.argumentsJson);
+          add('assistant', { type: 'tool_use', id: call.id, name: call.name, input });
+        }
+        break;
+      case 'tool_result': {
+        const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: entry.callId };
+        if (entry.text !== '') block.content = entry.text;
+        if (entry.isError) block.is_error = true;
+        add('user', block);
+        break;
+      }
+    }
+  }
+
+  for (const turn of turns) {
+    // The API wants a turn's tool results before any other content.
+    if (turn.role === 'user') turn.blocks.sort((a, b) => rank(a) - rank(b));
+  }
+  if (turns[0]?.role !== 'user') turns.unshift({ role: 'user', blocks: [{ type: 'text', text: OPENING }] });
+  const last = turns.at(-1);
+  const lastBlock = last?.blocks.at(-1);
+  // A final assistant turn (a prefill) may not end with white space.
+  if (last?.role === 'assistant' && lastBlock?.type === 'text') lastBlock.text = lastBlock.text.trimEnd();
+  if (lastBlock) lastBlock.cache_control = { type: 'ephemeral' };
+
+  const system: TextBlockParam[] = history.systemPrompt
+    ? [{ type: 'text', text: history.systemPrompt, cache_control: { type: 'ephemeral' } }]
+    : [];
+  return { system, messages: turns.map((turn) => ({ role: turn.role, content: turn.blocks })) };
+}
+
+function rank(block: Block): number {
+  return block.type === 'tool_result' ? 0 : 1;
+}

@@ -1,0 +1,146 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  MessageCreateParamsStreaming,
+  MessageDeltaUsage,
+  StopReason as AnthropicStopReason,
+  Usage as AnthropicUsage,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { Usage } from '../conversation/message';
+import { toAnthropicMessages } from './anthropic-messages';
+import type { ResolvedModel } from './models';
+import { createNodeFetch } from './node-fetch';
+import type { Provider, StreamRequest } from './provider';
+import type { ProviderOptions } from './provider-options';
+import { streamWithRetries, type AttemptEvent } from './retry';
+
+/** Where the Anthropic API lives and the key to use. */
+export type AnthropicTarget = Pick<ResolvedModel, 'apiKey' | 'baseURL'>;
+
+const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
+
+type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
+
+/**
+ * A provider for Anthropic's Messages API, streaming through the official SDK with its own
+ * retries off (fence retries, see `retry.ts`). Usage comes in two parts: input (and cache)
+ * tokens when the message starts, output tokens when it ends.
+ */
+export function createAnthropicProvider(target: AnthropicTarget, options: ProviderOptions = {}): Provider {
+  const client = new Anthropic({
+    apiKey: target.apiKey,
+    baseURL: target.baseURL ?? ANTHROPIC_BASE_URL,
+    maxRetries: 0,
+    fetch: options.fetch ?? createNodeFetch(),
+    logLevel: 'off',
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+  });
+  return {
+    name: 'anthropic',
+    stream: (request) => streamWithRetries('anthropic', request, (signal) => attempt(client, request, signal), options.retry),
+  };
+}
+
+/**
+ * The reply length asked for when the caller sets none: what each model family can give,
+ * kept moderate for the newer ones.
+ */
+export function defaultMaxTokens(model: string): number {
+  if (/^claude-3-(opus|sonnet|haiku)/.test(model)) return 4096;
+  if (/^claude-3-5-/.test(model)) return 8192;
+  return 16_000;
+}
+
+async function* attempt(client: Anthropic, request: StreamRequest, signal: AbortSignal): AsyncGenerator<AttemptEvent, void, undefined> {
+  const stream = await client.messages.create(requestParams(request), { signal });
+  // Tool calls are numbered among themselves; the API numbers all content blocks.
+  const toolIndexOfBlock = new Map<number, number>();
+  let usage: Usage | undefined;
+  let finish: FinishEvent | undefined;
+  for await (const event of stream) {
+    switch (event.type) {
+      case 'message_start':
+        usage = mergeUsage(undefined, event.message.usage);
+        yield { type: 'usage', usage, complete: false };
+        break;
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
+        if (block.type === 'tool_use') {
+          const index = toolIndexOfBlock.size;
+          toolIndexOfBlock.set(event.index, index);
+          yield { type: 'tool_call', index, id: block.id, name: block.name, argumentsDelta: initialInput(block.input) };
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta.type === 'text_delta' && delta.text) yield { type: 'text', text: delta.text };
+        const index = toolIndexOfBlock.get(event.index);
+        if (delta.type === 'input_json_delta' && index !== undefined && delta.partial_json) {
+          yield { type: 'tool_call', index, argumentsDelta: delta.partial_json };
+        }
+        break;
+      }
+      case 'message_delta':
+        usage = mergeUsage(usage, event.usage);
+        yield { type: 'usage', usage, complete: true };
+        if (event.delta.stop_reason) finish = toFinish(event.delta.stop_reason);
+        break;
+      default:
+        break;
+    }
+  }
+  if (finish) yield finish;
+}
+
+function requestParams(request: StreamRequest): MessageCreateParamsStreaming {
+  const tools = request.tools ?? [];
+  const { system, messages } = toAnthropicMessages(request.messages, tools.length > 0);
+  const params: MessageCreateParamsStreaming = {
+    model: request.model,
+    max_tokens: request.maxTokens ?? defaultMaxTokens(request.model),
+    messages,
+    stream: true,
+  };
+  if (system.length > 0) params.system = system;
+  if (tools.length > 0) {
+    params.tools = tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: { ...tool.parameters, type: 'object' },
+    }));
+  }
+  return params;
+}
+
+/** Arguments a server put in the block's start instead of streaming them (usually none). */
+function initialInput(input: unknown): string {
+  if (typeof input !== 'object' || input === null || Object.keys(input).length === 0) return '';
+  return JSON.stringify(input);
+}
+
+function mergeUsage(previous: Usage | undefined, next: AnthropicUsage | MessageDeltaUsage): Usage {
+  const usage: Usage = {
+    inputTokens: next.input_tokens ?? previous?.inputTokens ?? 0,
+    outputTokens: next.output_tokens,
+  };
+  const cacheRead = next.cache_read_input_tokens ?? previous?.cacheReadTokens;
+  const cacheWrite = next.cache_creation_input_tokens ?? previous?.cacheWriteTokens;
+  if (cacheRead) usage.cacheReadTokens = cacheRead;
+  if (cacheWrite) usage.cacheWriteTokens = cacheWrite;
+  return usage;
+}
+
+function toFinish(reason: AnthropicStopReason): FinishEvent {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return { type: 'finish', stopReason: 'max_tokens' };
+    case 'tool_use':
+      return { type: 'finish', stopReason: 'tool_use' };
+    case 'refusal':
+      return { type: 'finish', stopReason: 'error', error: 'anthropic: the model declined to answer (refusal)' };
+    default:
+      return { type: 'finish', stopReason: 'end' };
+  }
+}

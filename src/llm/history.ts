@@ -1,0 +1,102 @@
+import type { Message } from '../conversation/message';
+import { findNativeCalls, type NativeCall } from './native-calls';
+
+/**
+ * One message of a conversation, sorted into what the chat APIs tell apart. Both adapters
+ * build their request from these, so the rules below hold for every provider.
+ */
+export type HistoryEntry =
+  | { kind: 'user'; text: string }
+  /** `text` is the message without its native calls; `calls` are the ones replayed natively. */
+  | { kind: 'assistant'; text: string; calls: NativeCall[] }
+  /** A system message after the start of the conversation (a tool result written as text, a notice). */
+  | { kind: 'system'; text: string }
+  /** The result of a native call of the assistant entry just before it. */
+  | { kind: 'tool_result'; callId: string; name: string; text: string; isError: boolean };
+
+/** A conversation ready to be shaped into a request. */
+export interface History {
+  /** The system messages at the start, joined by blank lines (empty when there are none). */
+  systemPrompt: string;
+  entries: HistoryEntry[];
+}
+
+/**
+ * Sorts messages for a request. Every message is kept (`hide` is a display flag only).
+ *
+ * With `nativeCalls`, an assistant's `@name(id): {json}` becomes a native call when the tool
+ * results that directly follow that message hold one with the same `callId`; those results
+ * become `tool_result` entries, placed first in that run. So every native call has exactly one
+ * result, right after it, and no result lacks its call, which both APIs require. Anything that
+ * does not pair up stays text.
+ */
+export function planHistory(messages: readonly Message[], options: { nativeCalls: boolean }): History {
+  let index = 0;
+  const prompts: string[] = [];
+  for (; index < messages.length; index++) {
+    const message = messages[index];
+    if (message === undefined || message.role !== 'system' || message.meta?.toolResult) break;
+    prompts.push(message.content);
+  }
+
+  const entries: HistoryEntry[] = [];
+  while (index < messages.length) {
+    const message = messages[index];
+    index++;
+    if (message === undefined) continue;
+    if (message.role !== 'assistant') {
+      entries.push({ kind: message.role, text: message.content });
+      continue;
+    }
+    let runEnd = index;
+    while (runEnd < messages.length && isToolResult(messages[runEnd])) runEnd++;
+    const run = messages.slice(index, runEnd);
+    index = runEnd;
+    entries.push(...pairCalls(message.content, run, options.nativeCalls));
+  }
+  return { systemPrompt: prompts.join('\n\n'), entries };
+}
+
+function isToolResult(message: Message | undefined): boolean {
+  return message?.role === 'system' && message.meta?.toolResult === true;
+}
+
+/** The assistant entry and the tool-result run after it, with the calls that pair up made native. */
+function pairCalls(text: string, results: readonly Message[], native: boolean): HistoryEntry[] {
+  const found = native ? findNativeCalls(text) : [];
+  const claimed = new Set<Message>();
+  const calls: NativeCall[] = [];
+  const paired: HistoryEntry[] = [];
+  for (const call of found) {
+    if (calls.some((other) => other.id === call.id)) continue;
+    const result = results.find((candidate) => candidate.callId === call.id && !claimed.has(candidate));
+    if (result === undefined) continue;
+    claimed.add(result);
+    calls.push(call);
+    paired.push({ kind: 'tool_result', callId: call.id, name: call.name, text: result.content, isError: result.meta?.isError === true });
+  }
+  const rest: HistoryEntry[] = results
+    .filter((result) => !claimed.has(result))
+    .map((result) => ({ kind: 'system', text: result.content }));
+  return [{ kind: 'assistant', text: withoutCalls(text, calls), calls }, ...paired, ...rest];
+}
+
+function withoutCalls(text: string, calls: readonly NativeCall[]): string {
+  if (calls.length === 0) return text;
+  const pieces: string[] = [];
+  let from = 0;
+  for (const call of calls) {
+    pieces.push(text.slice(from, call.start));
+    from = call.end;
+  }
+  pieces.push(text.slice(from));
+  return pieces
+    .map((piece) => piece.trim())
+    .filter((piece) => piece !== '')
+    .join('\n');
+}
+
+/** How a system message after the start is shown to a model that only takes one at the start. */
+export function wrapAsSystem(text: string): string {
+  return `<system>\n${text}\n</system>`;
+}

@@ -1,0 +1,233 @@
+import http from 'node:http';
+import https from 'node:https';
+import { pipeline, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
+
+/** The `fetch` signature the provider SDKs accept. */
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Options of {@link createNodeFetch}. */
+export interface NodeFetchOptions {
+  /** How long an idle kept-alive socket stays open (default 5 s; a shorter `keep-alive` hint from the server wins). */
+  idleSocketMs?: number;
+}
+
+/** A request, normalised from whatever a caller handed to fetch. */
+interface Outgoing {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** Statuses whose responses never have a body. */
+const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
+
+/**
+ * A `fetch` built on `node:http`/`node:https` with its own keep-alive agents, for the SDKs to
+ * use instead of the global fetch (lighter on memory and faster per request).
+ *
+ * Guarantees: response bodies stream as a `ReadableStream` in the order the bytes arrived (a
+ * body that breaks off still delivers what came before the error); gzip, deflate and br bodies
+ * are decoded; aborting `signal` destroys the request and rejects (or errors the body) with an
+ * error named `AbortError`; a failed connection rejects with `TypeError('fetch failed')` whose
+ * `cause` is the socket error; a socket goes back to the pool only once its body was read to
+ * the end, otherwise it is destroyed. Idle sockets do not keep the process alive.
+ * Not supported: redirects (answered as they are), streaming request bodies (they are read first).
+ */
+export function createNodeFetch(options: NodeFetchOptions = {}): Fetch {
+  const timeout = options.idleSocketMs ?? 5_000;
+  const agents = {
+    http: new http.Agent({ keepAlive: true, timeout }),
+    https: new https.Agent({ keepAlive: true, timeout }),
+  };
+  return async (input, init) => send(await toOutgoing(input, init ?? {}), agents);
+}
+
+async function toOutgoing(input: string | URL | Request, init: RequestInit): Promise<Outgoing> {
+  const request = typeof input === 'string' || input instanceof URL ? undefined : input;
+  const url = new URL(request ? request.url : String(input));
+  const headers = new Headers(request?.headers);
+  new Headers(init.headers).forEach((value, name) => headers.set(name, value));
+  const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
+  const signal = init.signal ?? request?.signal ?? undefined;
+  const source = init.body !== undefined ? init.body : request?.body ? await request.arrayBuffer() : null;
+  const body = await toBuffer(source, headers);
+  const plain: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    plain[name] = value;
+  });
+  if (body !== undefined && plain['content-length'] === undefined) plain['content-length'] = String(body.length);
+  return { url, method, headers: plain, body, signal };
+}
+
+async function toBuffer(body: RequestInit['body'] | ArrayBuffer, headers: Headers): Promise<Buffer | undefined> {
+  if (body === null || body === undefined) return undefined;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  // Blobs, form data, search params and streams: let the platform serialise them.
+  const serialised = new Response(body);
+  const type = serialised.headers.get('content-type');
+  if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
+  return Buffer.from(await serialised.arrayBuffer());
+}
+
+function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent }): Promise<Response> {
+  const { url, signal } = outgoing;
+  if (signal?.aborted) return Promise.reject(abortError());
+  const secure = url.protocol === 'https:';
+  if (!secure && url.protocol !== 'http:') return Promise.reject(new TypeError(`fetch: unsupported protocol ${url.protocol}`));
+
+  return new Promise<Response>((resolve, reject) => {
+    const options = { method: outgoing.method, headers: outgoing.headers };
+    const request = secure ? https.request(url, { ...options, agent: agents.https }) : http.request(url, { ...options, agent: agents.http });
+    let body: ResponseBody | undefined;
+    const release = () => signal?.removeEventListener('abort', onAbort);
+    function onAbort(): void {
+      const error = abortError();
+      if (body) body.fail(error, { discard: true });
+      else {
+        release();
+        reject(error);
+      }
+      request.destroy(error);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    request.on('error', (error) => {
+      if (body) {
+        body.fail(error);
+        return;
+      }
+      release();
+      reject(new TypeError('fetch failed', { cause: error }));
+    });
+    request.on('response', (incoming) => {
+      const status = incoming.statusCode ?? 0;
+      const headers = new Headers();
+      const raw = incoming.rawHeaders;
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        const name = raw[i];
+        const value = raw[i + 1];
+        if (name !== undefined && value !== undefined) headers.append(name, value);
+      }
+      const empty = NULL_BODY_STATUS.has(status) || outgoing.method === 'HEAD';
+      body = empty ? undefined : new ResponseBody(decoded(incoming, headers.get('content-encoding')), release, () => request.destroy());
+      if (empty) {
+        incoming.on('end', release).on('error', release).resume();
+      }
+      try {
+        const response = new Response(body?.stream ?? null, { status, statusText: incoming.statusMessage ?? '', headers });
+        Object.defineProperty(response, 'url', { value: url.href });
+        resolve(response);
+      } catch (error) {
+        request.destroy();
+        release();
+        reject(new TypeError(`fetch: unusable response (HTTP ${status})`, { cause: error }));
+      }
+    });
+    request.end(outgoing.body);
+  });
+}
+
+/** The body decoded according to `content-encoding` (unknown encodings pass through as they are). */
+function decoded(incoming: Readable, encoding: string | null): Readable {
+  const name = encoding?.trim().toLowerCase();
+  const decoder =
+    name === 'gzip' || name === 'x-gzip' ? zlib.createGunzip()
+    : name === 'deflate' ? zlib.createInflate()
+    : name === 'br' ? zlib.createBrotliDecompress()
+    : undefined;
+  if (decoder === undefined) return incoming;
+  return pipeline(incoming, decoder, () => undefined);
+}
+
+/**
+ * A Node readable as a pull-based web stream (a response body). Chunks are delivered in order,
+ * and a failure after the chunks that arrived before it (so text sent just before a dropped
+ * connection is not lost), except a failure with `discard` (an abort), which drops what is
+ * buffered. `onSettle` runs once, when the body ended or failed; `destroyRequest` when it failed.
+ */
+export class ResponseBody {
+  readonly stream: ReadableStream<Uint8Array>;
+  private readonly chunks: Uint8Array[] = [];
+  private ended = false;
+  private failure: { error: unknown } | undefined;
+  private settled = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly source: Readable,
+    private readonly onSettle: () => void,
+    private readonly destroyRequest: () => void,
+  ) {
+    source.on('data', (chunk: Buffer) => {
+      this.chunks.push(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      if (this.chunks.length >= 16) source.pause();
+      this.notify();
+    });
+    source.on('end', () => {
+      this.ended = true;
+      this.settle();
+      this.notify();
+    });
+    source.on('error', (error) => this.fail(error));
+    source.on('close', () => {
+      if (!this.ended) this.fail(Object.assign(new Error('connection closed before the response was complete'), { code: 'ECONNRESET' }));
+    });
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        pull: (controller) => this.pull(controller),
+        cancel: () => {
+          this.fail(abortError(), { discard: true });
+          source.destroy();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+  }
+
+  /** Ends the body with `error` (first failure wins); the request is destroyed so its socket is not reused. */
+  fail(error: unknown, options: { discard?: boolean } = {}): void {
+    if (this.ended || this.failure) return;
+    this.failure = { error };
+    if (options.discard) this.chunks.length = 0;
+    this.destroyRequest();
+    this.settle();
+    this.notify();
+  }
+
+  private async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    while (this.chunks.length === 0 && !this.ended && !this.failure) {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
+    const chunk = this.chunks.shift();
+    if (chunk !== undefined) {
+      controller.enqueue(chunk);
+      if (this.chunks.length === 0 && this.source.isPaused()) this.source.resume();
+      return;
+    }
+    if (this.failure) controller.error(this.failure.error);
+    else controller.close();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.onSettle();
+  }
+}
+
+function abortError(): DOMException {
+  return new DOMException('This operation was aborted', 'AbortError');
+}

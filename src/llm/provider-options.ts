@@ -1,0 +1,12 @@
+import type { Fetch } from './node-fetch';
+import type { RetryOptions } from './retry';
+
+/** How an adapter is set up besides its model and key. Every field has a default. */
+export interface ProviderOptions {
+  /** Retry policy (attempts, delays); tests make the delays tiny. */
+  retry?: RetryOptions;
+  /** The fetch the SDK uses (default: a keep-alive fetch on `node:http`, see `createNodeFetch`). */
+  fetch?: Fetch;
+  /** How long to wait for the response headers of one attempt (default 10 minutes). */
+  timeoutMs?: number;
+}
