@@ -118,7 +118,8 @@ async function toolCallOverhead(): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 10; i++) {
     const { requests } = await oneShot((s) => {
-      s.reply((r) => r.text('```shell\necho hi\n```\n').hang());
+      // A real model takes a few hundred ms to write a block; the shell starts meanwhile.
+      s.reply((r) => r.delay(300).text('```shell\necho hi\n```\n').hang());
       s.reply((r) => r.text('Done.'));
     }, 2);
     const blockSent = requests[0]!.lastFrameAt;

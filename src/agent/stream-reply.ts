@@ -1,4 +1,5 @@
 import type { Usage } from '../conversation/message';
+import { completeUsage } from '../llm/estimate-tokens';
 import type { Provider, StopReason, StreamRequest } from '../llm/provider';
 import { MarkdownStreamScanner } from '../parse/stream-scanner';
 import type { IsTool, ToolUse } from '../parse/tool-use';
@@ -23,7 +24,9 @@ export type ReplyEvent =
 
 /**
  * Streams one reply and scans it for tool blocks as it arrives. At the first complete block
- * the HTTP stream is aborted: text after the block is neither paid for nor kept. Never
+ * fence stops reading, which aborts the HTTP request: text after the block is neither paid for
+ * nor kept, and the tool can start without waiting for the provider to wind down. The usage
+ * of such a reply is what the provider had reported, completed by a local estimate. Never
  * throws (providers end every failure with a `done` event).
  */
 export async function streamReply(
@@ -40,16 +43,15 @@ export async function streamReply(
   let usage: Usage | undefined;
   let stopReason: StopReason = 'error';
   let error: string | undefined = 'the stream ended without a reply';
+  let stoppedAtBlock = false;
   try {
     for await (const event of provider.stream({ ...request, signal: controller.signal })) {
       switch (event.type) {
         case 'text': {
-          if (toolUse) break;
           const before = scanner.text.length;
           toolUse = scanner.push(event.text);
           const kept = toolUse ? event.text.slice(0, Math.max(0, toolUse.end - before)) : event.text;
           if (kept) options.onEvent?.({ type: 'text', text: kept });
-          if (toolUse) controller.abort();
           break;
         }
         case 'restart':
@@ -71,13 +73,19 @@ export async function streamReply(
           error = event.error;
           break;
       }
+      if (toolUse) {
+        stoppedAtBlock = true;
+        break; // leaving the loop ends the provider's stream and its HTTP request
+      }
     }
   } finally {
     options.signal?.removeEventListener('abort', onOuterAbort);
   }
   if (!toolUse && stopReason !== 'error' && !options.signal?.aborted) toolUse = scanner.finish();
   if (toolUse) {
-    return { text: scanner.text.slice(0, toolUse.end).trimEnd(), toolUse, usage, stopReason: 'tool_use' };
+    const text = scanner.text.slice(0, toolUse.end).trimEnd();
+    const finalUsage = stoppedAtBlock ? completeUsage(usage, request.messages, text.length) : usage;
+    return { text, toolUse, usage: finalUsage, stopReason: 'tool_use' };
   }
   return { text: scanner.text, usage, stopReason, error: stopReason === 'error' ? error : undefined };
 }

@@ -1,4 +1,4 @@
-import type { Message } from '../conversation/message';
+import type { Message, Usage } from '../conversation/message';
 
 /**
  * A rough token count for text of `chars` characters: one token for every four, rounded up.
@@ -16,4 +16,18 @@ export function estimateTokens(text: string): number {
 /** A rough token count of the messages of a request: the characters of their contents, by four. */
 export function estimateMessageTokens(messages: readonly Message[]): number {
   return tokensForChars(messages.reduce((sum, message) => sum + message.content.length, 0));
+}
+
+/**
+ * Usage for a reply the provider did not finish reporting (the stream was stopped or failed):
+ * the numbers it sent, with what is missing estimated from the request's messages and the
+ * characters of output received. Always marked `estimated`.
+ */
+export function completeUsage(reported: Usage | undefined, messages: readonly Message[], outputChars: number): Usage {
+  return {
+    ...reported,
+    inputTokens: reported?.inputTokens ?? estimateMessageTokens(messages),
+    outputTokens: Math.max(reported?.outputTokens ?? 0, tokensForChars(outputChars)),
+    estimated: true,
+  };
 }

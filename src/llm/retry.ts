@@ -1,5 +1,5 @@
 import type { Usage } from '../conversation/message';
-import { estimateMessageTokens, tokensForChars } from './estimate-tokens';
+import { completeUsage } from './estimate-tokens';
 import { describeFailure, oneLine, type Failure } from './failure';
 import type { StreamEvent, StreamRequest } from './provider';
 
@@ -165,13 +165,9 @@ class Tally {
   /** Reported usage completed by estimates, or undefined when the provider's numbers are complete. */
   estimate(request: StreamRequest): Usage | undefined {
     if (this.complete) return undefined;
-    return {
-      ...this.usage,
-      inputTokens: this.usage?.inputTokens ?? estimateMessageTokens(request.messages),
-      outputTokens: Math.max(this.usage?.outputTokens ?? 0, tokensForChars(this.outputChars)),
-      estimated: true,
-    };
+    return completeUsage(this.usage, request.messages, this.outputChars);
   }
+
 }
 
 /** The iterator's next result, or {@link ABORTED} as soon as `signal` aborts. */

@@ -161,6 +161,7 @@ export class BashSession {
     const session = new BashSession(spawn, options, shellEnvironment(options.env), join(dir, 'command.sh'));
     try {
       session.shell = await session.startShell();
+      await session.run('true');
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       throw error;
