@@ -197,12 +197,16 @@ export class CommandCapture {
     let raw = this.raw + data;
     this.raw = '';
     if (this.echo !== undefined) {
+      // bash's prompt after the previous command can arrive just before the echo of this one.
+      const lead = this.leadingPromptsLength(raw);
+      const body = raw.slice(lead);
       const echoed = this.echo;
-      if (raw.length < echoed.length + 2 && `${echoed}\r\n`.startsWith(raw)) {
+      const maybeEcho = body.length < echoed.length + 2 && `${echoed}\r\n`.startsWith(body);
+      if (maybeEcho || PARTIAL_MARKER.test(body)) {
         this.raw = raw;
         return;
       }
-      if (raw.startsWith(echoed)) raw = raw.slice(echoed.length).replace(/^\r?\n/, '');
+      if (body.startsWith(echoed)) raw = raw.slice(0, lead) + body.slice(echoed.length).replace(/^\r?\n/, '');
       this.echo = undefined;
     }
     let cursor = 0;
@@ -226,6 +230,18 @@ export class CommandCapture {
       return;
     }
     this.emit(rest);
+  }
+
+  /** Length of the known prompt markers at the very start of `raw`. */
+  private leadingPromptsLength(raw: string): number {
+    const prompt = /\x1e([0-9a-f]{32})\x1e/y;
+    let at = 0;
+    for (;;) {
+      prompt.lastIndex = at;
+      const match = prompt.exec(raw);
+      if (!match || !this.prompts.has(match[1] ?? '')) return at;
+      at = prompt.lastIndex;
+    }
   }
 
   /** The text captured so far, final: overwrites resolved, with the dropped byte count. */

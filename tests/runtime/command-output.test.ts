@@ -133,6 +133,19 @@ describe('CommandCapture', () => {
     expect(capture.finish().output).toBe('out\n');
   });
 
+  it('strips the echo when the previous prompt arrives just before it, whole or in pieces', () => {
+    const previous = 'c'.repeat(32);
+    const line = ' builtin . /tmp/x/command.sh; marker';
+    const prompt = `\x1e${previous}\x1e`;
+    for (const cut of [0, 3, prompt.length, prompt.length + 5]) {
+      const capture = new CommandCapture({ nonce: NONCE, prompts: [previous], echo: line, maxBytes: 1000 });
+      const stream = `${prompt}${line}\r\nvisible\r\n${status(NONCE, 0)}`;
+      capture.push(stream.slice(0, cut));
+      capture.push(stream.slice(cut));
+      expect(capture.finish().output).toBe('visible\n');
+    }
+  });
+
   it('keeps output that merely starts like the typed line', () => {
     const capture = new CommandCapture({ nonce: NONCE, echo: ' builtin . /tmp/x', maxBytes: 1000 });
     capture.push(` builtin was printed\n${status(NONCE, 0)}`);
