@@ -46,9 +46,18 @@ function parsePositiveInt(value: string): number {
   return n;
 }
 
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((error: unknown) => {
-    process.stderr.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  });
+/**
+ * Errors nobody expected end the run with one line, never a stack trace; `FENCE_DEBUG=1`
+ * adds the stack for a bug report. The session log is written message by message, so what
+ * happened up to here is kept.
+ */
+function reportUnexpected(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`fence: unexpected error: ${message}\n`);
+  if (process.env.FENCE_DEBUG && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+  process.exit(1);
+}
+
+process.on('uncaughtException', reportUnexpected);
+process.on('unhandledRejection', reportUnexpected);
+buildProgram().parseAsync(process.argv).catch(reportUnexpected);

@@ -41,9 +41,12 @@ export class SessionStore {
     readonly dir: string,
     readonly info: SessionInfo,
     messages: Message[],
+    tornLastLine = false,
   ) {
     this.messages = messages;
     this.fd = openSync(join(dir, LOG_FILE), 'a');
+    // End a line torn by a crash, so the next message starts a line of its own.
+    if (tornLastLine) writeSync(this.fd, '\n');
   }
 
   /** Creates the folder of a new session. Fails if a session with that id exists. */
@@ -64,7 +67,8 @@ export class SessionStore {
     const dir = join(home, 'sessions', id);
     const info = readSessionInfo(dir);
     if (!info) throw new Error(`no session "${id}" in ${join(home, 'sessions')}`);
-    return new SessionStore(dir, info, readMessages(dir));
+    const text = readLog(dir);
+    return new SessionStore(dir, info, parseLog(text), text.length > 0 && !text.endsWith('\n'));
   }
 
   get id(): string {
@@ -105,19 +109,25 @@ function readSessionInfo(dir: string): SessionInfo | undefined {
  * Reads a session's messages. A last line cut short by a crash is skipped, never fatal.
  */
 export function readMessages(dir: string): Message[] {
-  let text: string;
+  return parseLog(readLog(dir));
+}
+
+function readLog(dir: string): string {
   try {
-    text = readFileSync(join(dir, LOG_FILE), 'utf8');
+    return readFileSync(join(dir, LOG_FILE), 'utf8');
   } catch {
-    return [];
+    return '';
   }
+}
+
+function parseLog(text: string): Message[] {
   const messages: Message[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
       messages.push(JSON.parse(line) as Message);
     } catch {
-      // A torn final line from an interrupted write: what came before is intact.
+      // A line torn by an interrupted write: what came before is intact.
     }
   }
   return messages;

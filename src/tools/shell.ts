@@ -4,6 +4,11 @@ import { defineTool } from './define-tool';
 /** Default per-command timeout. A command that runs longer is interrupted, the shell survives. */
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 
+/** A duration for people: `120 s`, `0.5 s`. */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
 /** Options of the shell tool that a session may set. */
 export interface ShellToolOptions {
   timeoutMs?: number;
@@ -18,7 +23,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
     instructions: [
       'Runs the block in one bash shell that lives for the whole session: the working folder, variables and functions persist between blocks.',
       'The shell is not interactive: do not start editors, pagers or programs that wait for input; pass flags such as `-y` instead.',
-      `Each block may run for ${Math.round(timeoutMs / 1000)} s; then it is interrupted. Run long-lived servers in the background (\`cmd > log 2>&1 &\`).`,
+      `Each block may run for ${seconds(timeoutMs)}; then it is interrupted. Run long-lived servers in the background (\`cmd > log 2>&1 &\`).`,
       'Long output is cut to its head and tail; the full text is saved and its path given.',
     ].join('\n'),
     examples: '```shell\nls -la\n```',
@@ -32,7 +37,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
       const bash = await ctx.bash();
       const result = await bash.run(command, { timeoutMs, signal: ctx.signal });
       const notes: string[] = [];
-      if (result.timedOut) notes.push(`Timed out after ${Math.round(timeoutMs / 1000)} s and was interrupted; the shell is still running.`);
+      if (result.timedOut) notes.push(`Timed out after ${seconds(timeoutMs)} and was interrupted; the shell is still running.`);
       else if (result.interrupted) notes.push('Interrupted; the shell is still running.');
       if (result.shellExited) {
         notes.push(
