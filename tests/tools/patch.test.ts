@@ -1,19 +1,13 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { patchTool } from '../../src/tools/patch';
-import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
+import { makeToolContext, useTempWorkspace } from '../support/tool-context';
 
-let workspace: string;
-beforeEach(async () => {
-  workspace = await makeTempWorkspace();
-});
-afterEach(async () => {
-  await rm(workspace, { recursive: true, force: true });
-});
+const workspaceDir = useTempWorkspace();
 
 function patch(path: string, text: string) {
-  return patchTool.execute(patchTool.parameters.parse({ path, patch: text }), makeToolContext(workspace));
+  return patchTool.execute(patchTool.parameters.parse({ path, patch: text }), makeToolContext(workspaceDir()));
 }
 
 function hunk(original: string[], updated: string[]): string {
@@ -21,8 +15,8 @@ function hunk(original: string[], updated: string[]): string {
 }
 
 const app = ['import os', '', 'def foo():', '    return 1', '', 'def bar():', '    return 2', ''].join('\n');
-const write = (name: string, text: string | Buffer) => writeFile(join(workspace, name), text);
-const contentOf = (name: string) => readFile(join(workspace, name), 'utf8');
+const write = (name: string, text: string | Buffer) => writeFile(join(workspaceDir(), name), text);
+const contentOf = (name: string) => readFile(join(workspaceDir(), name), 'utf8');
 
 describe('patch', () => {
   it('applies one hunk and reports the changed lines', async () => {

@@ -1,45 +1,39 @@
-import { mkdir, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { READ_LIMIT_BYTES, readTool } from '../../src/tools/read';
-import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
+import { makeToolContext, useTempWorkspace } from '../support/tool-context';
 
-let workspace: string;
-beforeEach(async () => {
-  workspace = await makeTempWorkspace();
-});
-afterEach(async () => {
-  await rm(workspace, { recursive: true, force: true });
-});
+const workspaceDir = useTempWorkspace();
 
 function read(path: string) {
-  return readTool.execute(readTool.parameters.parse({ path }), makeToolContext(workspace));
+  return readTool.execute(readTool.parameters.parse({ path }), makeToolContext(workspaceDir()));
 }
 
 describe('read', () => {
   it('returns the exact text as output and value', async () => {
     const text = 'line one\n\ttabbed  \r\nlast without break';
-    await writeFile(join(workspace, 'a.txt'), text);
+    await writeFile(join(workspaceDir(), 'a.txt'), text);
     const result = await read('a.txt');
     expect(result).toMatchObject({ output: text, value: text, details: { path: 'a.txt', lines: 3 } });
     expect(result.isError).toBeUndefined();
   });
 
   it('drops a leading byte-order mark', async () => {
-    await writeFile(join(workspace, 'bom.txt'), '\uFEFFhello\n');
+    await writeFile(join(workspaceDir(), 'bom.txt'), '\uFEFFhello\n');
     expect((await read('bom.txt')).value).toBe('hello\n');
   });
 
   it('says when a file is empty, with an empty value', async () => {
-    await writeFile(join(workspace, 'empty.txt'), '');
+    await writeFile(join(workspaceDir(), 'empty.txt'), '');
     expect(await read('empty.txt')).toMatchObject({ output: 'empty.txt is empty', value: '' });
   });
 
   it('reports a missing file with similarly named files', async () => {
-    await mkdir(join(workspace, 'src'));
-    await writeFile(join(workspace, 'src/app.ts'), '');
-    await writeFile(join(workspace, 'src/App.tsx'), '');
-    await writeFile(join(workspace, 'src/unrelated.md'), '');
+    await mkdir(join(workspaceDir(), 'src'));
+    await writeFile(join(workspaceDir(), 'src/app.ts'), '');
+    await writeFile(join(workspaceDir(), 'src/App.tsx'), '');
+    await writeFile(join(workspaceDir(), 'src/unrelated.md'), '');
     expect(await read('src/app.js')).toEqual({ output: 'src/app.js does not exist; did you mean src/App.tsx or src/app.ts?', isError: true });
     expect(await read('src/apps.ts')).toEqual({ output: 'src/apps.ts does not exist; did you mean src/app.ts?', isError: true });
   });
@@ -50,7 +44,7 @@ describe('read', () => {
   });
 
   it('refuses a binary file, giving its size', async () => {
-    await writeFile(join(workspace, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
+    await writeFile(join(workspaceDir(), 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
     expect(await read('logo.png')).toEqual({
       output: 'logo.png is a binary file (6 bytes); read shows text only. Inspect it with the shell (e.g. file logo.png)',
       isError: true,
@@ -58,16 +52,16 @@ describe('read', () => {
   });
 
   it('refuses a file over the size limit', async () => {
-    const file = join(workspace, 'huge.log');
+    const file = join(workspaceDir(), 'huge.log');
     await writeFile(file, '');
     await truncate(file, READ_LIMIT_BYTES + 1);
     expect(await read('huge.log')).toMatchObject({ isError: true, output: expect.stringMatching(/^huge.log is too large to read whole/) });
   });
 
   it('lists a folder, folders first marked with a slash', async () => {
-    await mkdir(join(workspace, 'docs/guides'), { recursive: true });
-    await writeFile(join(workspace, 'docs/b.md'), '');
-    await writeFile(join(workspace, 'docs/a.md'), '');
+    await mkdir(join(workspaceDir(), 'docs/guides'), { recursive: true });
+    await writeFile(join(workspaceDir(), 'docs/b.md'), '');
+    await writeFile(join(workspaceDir(), 'docs/a.md'), '');
     expect(await read('docs')).toMatchObject({
       output: 'docs/ is a folder with 3 entries:\na.md\nb.md\nguides/',
       value: ['a.md', 'b.md', 'guides/'],
@@ -76,10 +70,10 @@ describe('read', () => {
   });
 
   it('resolves .. and absolute paths', async () => {
-    await mkdir(join(workspace, 'sub'));
-    await writeFile(join(workspace, 'top.txt'), 'top\n');
-    expect((await readTool.execute({ path: '../top.txt' }, makeToolContext(join(workspace, 'sub')))).value).toBe('top\n');
-    expect((await read(join(workspace, 'top.txt'))).value).toBe('top\n');
+    await mkdir(join(workspaceDir(), 'sub'));
+    await writeFile(join(workspaceDir(), 'top.txt'), 'top\n');
+    expect((await readTool.execute({ path: '../top.txt' }, makeToolContext(join(workspaceDir(), 'sub')))).value).toBe('top\n');
+    expect((await read(join(workspaceDir(), 'top.txt'))).value).toBe('top\n');
   });
 
   it('returns an error result for an empty path', async () => {
