@@ -10,6 +10,17 @@ export interface Usage {
   estimated?: boolean;
 }
 
+/**
+ * A provider-native tool call of an assistant message. The message's text shows it as a
+ * `@name(id): {json}` line; replaying history uses this structure, never the text.
+ */
+export interface NativeToolCall {
+  id: string;
+  name: string;
+  /** The arguments object as JSON text. */
+  arguments: string;
+}
+
 /** Facts about a message that are not part of what the model reads. */
 export interface MessageMeta {
   /** Model id (`provider/model`) that wrote an assistant message. */
@@ -27,6 +38,8 @@ export interface MessageMeta {
   interrupted?: boolean;
   /** The message is a tool result (a `system` message the adapters send in their API's shape). */
   toolResult?: boolean;
+  /** For an assistant message: its native tool calls (provider-native format only). */
+  toolCalls?: NativeToolCall[];
 }
 
 /**

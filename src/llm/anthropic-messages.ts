@@ -50,7 +50,7 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
       case 'assistant':
         if (entry.text.trim() !== '') add('assistant', { type: 'text', text: entry.text });
         for (const call of entry.calls) {
-          const input: unknown = JSON.parse(call.argumentsJson);
+          const input: unknown = JSON.parse(call.arguments);
           add('assistant', { type: 'tool_use', id: call.id, name: call.name, input });
         }
         break;

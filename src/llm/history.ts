@@ -1,5 +1,5 @@
-import type { Message } from '../conversation/message';
-import { findNativeCalls, type NativeCall } from './native-calls';
+import type { Message, NativeToolCall } from '../conversation/message';
+import { formatNativeCall } from './native-calls';
 
 /**
  * One message of a conversation, sorted into what the chat APIs tell apart. Both adapters
@@ -7,8 +7,8 @@ import { findNativeCalls, type NativeCall } from './native-calls';
  */
 export type HistoryEntry =
   | { kind: 'user'; text: string }
-  /** `text` is the message without its native calls; `calls` are the ones replayed natively. */
-  | { kind: 'assistant'; text: string; calls: NativeCall[] }
+  /** `text` is the message without the lines of its replayed calls; `calls` are the ones replayed natively. */
+  | { kind: 'assistant'; text: string; calls: NativeToolCall[] }
   /** A system message after the start of the conversation (a tool result written as text, a notice). */
   | { kind: 'system'; text: string }
   /** The result of a native call of the assistant entry just before it. */
@@ -24,11 +24,12 @@ export interface History {
 /**
  * Sorts messages for a request. Every message is kept (`hide` is a display flag only).
  *
- * With `nativeCalls`, an assistant's `@name(id): {json}` becomes a native call when the tool
- * results that directly follow that message hold one with the same `callId`; those results
- * become `tool_result` entries, placed first in that run. So every native call has exactly one
- * result, right after it, and no result lacks its call, which both APIs require. Anything that
- * does not pair up stays text.
+ * With `nativeCalls`, each structured call of an assistant message (`meta.toolCalls`) is
+ * replayed natively when the tool results that directly follow that message hold one with the
+ * same `callId`; those results become `tool_result` entries, placed first in that run. So every
+ * native call has exactly one result, right after it, and no result lacks its call, which both
+ * APIs require. A call without its result stays in the text as its `@name(id): {json}` line.
+ * The text itself is never parsed for calls: prose that looks like one is only prose.
  */
 export function planHistory(messages: readonly Message[], options: { nativeCalls: boolean }): History {
   let index = 0;
@@ -52,7 +53,7 @@ export function planHistory(messages: readonly Message[], options: { nativeCalls
     while (runEnd < messages.length && isToolResult(messages[runEnd])) runEnd++;
     const run = messages.slice(index, runEnd);
     index = runEnd;
-    entries.push(...pairCalls(message.content, run, options.nativeCalls));
+    entries.push(...pairCalls(message, run, options.nativeCalls));
   }
   return { systemPrompt: prompts.join('\n\n'), entries };
 }
@@ -62,10 +63,10 @@ function isToolResult(message: Message | undefined): boolean {
 }
 
 /** The assistant entry and the tool-result run after it, with the calls that pair up made native. */
-function pairCalls(text: string, results: readonly Message[], native: boolean): HistoryEntry[] {
-  const found = native ? findNativeCalls(text) : [];
+function pairCalls(message: Message, results: readonly Message[], native: boolean): HistoryEntry[] {
+  const found = native ? (message.meta?.toolCalls ?? []) : [];
   const claimed = new Set<Message>();
-  const calls: NativeCall[] = [];
+  const calls: NativeToolCall[] = [];
   const paired: HistoryEntry[] = [];
   for (const call of found) {
     if (calls.some((other) => other.id === call.id)) continue;
@@ -78,22 +79,18 @@ function pairCalls(text: string, results: readonly Message[], native: boolean): 
   const rest: HistoryEntry[] = results
     .filter((result) => !claimed.has(result))
     .map((result) => ({ kind: 'system', text: result.content }));
-  return [{ kind: 'assistant', text: withoutCalls(text, calls), calls }, ...paired, ...rest];
+  return [{ kind: 'assistant', text: withoutCallLines(message.content, calls), calls }, ...paired, ...rest];
 }
 
-function withoutCalls(text: string, calls: readonly NativeCall[]): string {
+/** The text without the lines that stand for the replayed calls (exact lines, written by formatNativeCall). */
+function withoutCallLines(text: string, calls: readonly NativeToolCall[]): string {
   if (calls.length === 0) return text;
-  const pieces: string[] = [];
-  let from = 0;
-  for (const call of calls) {
-    pieces.push(text.slice(from, call.start));
-    from = call.end;
-  }
-  pieces.push(text.slice(from));
-  return pieces
-    .map((piece) => piece.trim())
-    .filter((piece) => piece !== '')
-    .join('\n');
+  const lines = new Set(calls.map(formatNativeCall));
+  return text
+    .split('\n')
+    .filter((line) => !lines.has(line.trim()))
+    .join('\n')
+    .trim();
 }
 
 /** How a system message after the start is shown to a model that only takes one at the start. */

@@ -30,7 +30,7 @@ export function toOpenAIMessages(messages: readonly Message[], compat: OpenAICom
         out.push({
           role: 'assistant',
           content: entry.text === '' ? null : entry.text,
-          tool_calls: entry.calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.argumentsJson } })),
+          tool_calls: entry.calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
         });
         break;
       case 'tool_result':

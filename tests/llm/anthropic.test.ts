@@ -168,7 +168,14 @@ describe('Anthropic adapter messages', () => {
       [
         createMessage('system', 'You are fence.'),
         createMessage('user', 'List the files.'),
-        createMessage('assistant', 'Listing.\n@shell(toolu_1): {"command":"ls"}\n@shell(toolu_2): {"command":"pwd"}'),
+        createMessage('assistant', 'Listing.\n@shell(toolu_1): {"command":"ls"}\n@shell(toolu_2): {"command":"pwd"}', {
+          meta: {
+            toolCalls: [
+              { id: 'toolu_1', name: 'shell', arguments: '{"command":"ls"}' },
+              { id: 'toolu_2', name: 'shell', arguments: '{"command":"pwd"}' },
+            ],
+          },
+        }),
         createMessage('system', '/work', { callId: 'toolu_2', meta: { toolResult: true, tool: 'shell' } }),
         createMessage('system', 'a.txt', { callId: 'toolu_1', meta: { toolResult: true, tool: 'shell', isError: true } }),
       ],

@@ -1,37 +1,6 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMessage } from '../../src/conversation/message';
 import { planHistory } from '../../src/llm/history';
-import { findNativeCalls, formatNativeCall } from '../../src/llm/native-calls';
-
-describe('findNativeCalls', () => {
-  it('finds calls in text order, minding braces inside strings', () => {
-    const text = 'First.\n@save(call_1): {"path":"a}.txt","content":"{ not a brace"}\nthen @shell(call-2): {"command":"ls"}';
-    expect(findNativeCalls(text).map(({ name, id, argumentsJson }) => ({ name, id, argumentsJson }))).toEqual([
-      { name: 'save', id: 'call_1', argumentsJson: '{"path":"a}.txt","content":"{ not a brace"}' },
-      { name: 'shell', id: 'call-2', argumentsJson: '{"command":"ls"}' },
-    ]);
-  });
-
-  it('leaves alone what only looks like a call', () => {
-    expect(findNativeCalls('@shell(call_1): {"command": ')).toEqual([]);
-    expect(findNativeCalls('@shell(call_1): {command: ls}')).toEqual([]);
-    expect(findNativeCalls('mail me @home(now): later')).toEqual([]);
-  });
-
-  it('reads back every call it writes', () => {
-    const name = fc.stringMatching(/^[A-Za-z_][\w-]{0,12}$/);
-    const id = fc.stringMatching(/^[\w-]{1,20}$/);
-    fc.assert(
-      fc.property(fc.string(), name, id, fc.dictionary(fc.string(), fc.jsonValue()), (before, toolName, callId, args) => {
-        const json = JSON.stringify(args);
-        const text = `${before.replaceAll('@', '')}\n${formatNativeCall(toolName, callId, json)}`;
-        const calls = findNativeCalls(text);
-        expect(calls.at(-1)).toMatchObject({ name: toolName, id: callId, argumentsJson: json, end: text.length });
-      }),
-    );
-  });
-});
 
 describe('planHistory', () => {
   const result = (content: string, callId?: string) => createMessage('system', content, { callId, meta: { toolResult: true } });
@@ -44,11 +13,17 @@ describe('planHistory', () => {
     expect(history).toEqual({ systemPrompt: 'one\n\ntwo', entries: [{ kind: 'user', text: 'hi' }, { kind: 'system', text: 'note' }] });
   });
 
-  it('makes a call native only when its result follows directly', () => {
+  const assistant = (text: string, calls: { id: string; name: string; arguments: string }[]) =>
+    createMessage('assistant', text, { meta: { toolCalls: calls } });
+
+  it('makes a structured call native only when its result follows directly', () => {
+    const a = { id: 'c1', name: 'a', arguments: '{}' };
+    const b = { id: 'c2', name: 'b', arguments: '{"x":1}' };
+    const c = { id: 'c3', name: 'c', arguments: '{}' };
     const history = planHistory(
       [
         createMessage('user', 'go'),
-        createMessage('assistant', '@a(c1): {}\n@b(c2): {"x":1}\n@c(c3): {}'),
+        assistant('Working.\n@a(c1): {}\n@b(c2): {"x":1}\n@c(c3): {}', [a, b, c]),
         result('for c2', 'c2'),
         result('plain result'),
         result('for c1', 'c1'),
@@ -60,14 +35,7 @@ describe('planHistory', () => {
     );
     expect(history.entries).toEqual([
       { kind: 'user', text: 'go' },
-      {
-        kind: 'assistant',
-        text: '@c(c3): {}',
-        calls: [
-          { name: 'a', id: 'c1', argumentsJson: '{}', start: 0, end: 10 },
-          { name: 'b', id: 'c2', argumentsJson: '{"x":1}', start: 11, end: 26 },
-        ],
-      },
+      { kind: 'assistant', text: 'Working.\n@c(c3): {}', calls: [a, b] },
       { kind: 'tool_result', callId: 'c1', name: 'a', text: 'for c1', isError: false },
       { kind: 'tool_result', callId: 'c2', name: 'b', text: 'for c2', isError: false },
       { kind: 'system', text: 'plain result' },
@@ -77,8 +45,19 @@ describe('planHistory', () => {
     ]);
   });
 
+  it('never makes a call of prose that only looks like one', () => {
+    const history = planHistory(
+      [createMessage('assistant', 'Run it like this:\n@shell(c9): {"command":"rm -rf /"}'), result('r', 'c9')],
+      { nativeCalls: true },
+    );
+    expect(history.entries).toEqual([
+      { kind: 'assistant', text: 'Run it like this:\n@shell(c9): {"command":"rm -rf /"}', calls: [] },
+      { kind: 'system', text: 'r' },
+    ]);
+  });
+
   it('keeps calls as text when native calls are off', () => {
-    const history = planHistory([createMessage('assistant', '@a(c1): {}'), result('r', 'c1')], { nativeCalls: false });
+    const history = planHistory([assistant('@a(c1): {}', [{ id: 'c1', name: 'a', arguments: '{}' }]), result('r', 'c1')], { nativeCalls: false });
     expect(history.entries).toEqual([
       { kind: 'assistant', text: '@a(c1): {}', calls: [] },
       { kind: 'system', text: 'r' },

@@ -212,7 +212,9 @@ describe('OpenAI adapter messages', () => {
     const withCall: Message[] = [
       createMessage('system', 'You are fence.'),
       createMessage('user', 'List the files.'),
-      createMessage('assistant', 'Listing.\n@shell(call_1): {"command":"ls"}'),
+      createMessage('assistant', 'Listing.\n@shell(call_1): {"command":"ls"}', {
+        meta: { toolCalls: [{ id: 'call_1', name: 'shell', arguments: '{"command":"ls"}' }] },
+      }),
       createMessage('system', 'a.txt', { callId: 'call_1', meta: { toolResult: true, tool: 'shell' } }),
     ];
     server.reply((r) => r.text('done'));
