@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
+import { financeFigures, median, sandboxFigures } from './ptc';
 
 const BIN = resolve(import.meta.dirname, '../bin/fence.js');
 const root = mkdtempSync(join(tmpdir(), 'fence-bench-'));
@@ -20,11 +21,6 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: root, LANG: 'C.UTF-8', FENCE_HOME: join(root, 'home'), ...extra };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function shellRoundTrip(): Promise<number> {
   const bash = await BashSession.start({ cwd: root });
@@ -143,3 +139,18 @@ rows.push(['peak RSS of a one-turn run', fmt(first.rssMb, 'MB'), '≤ 100 MB']);
 
 console.log('| measure (median) | fence | aim |\n|---|---|---|');
 for (const [name, value, aim] of rows) console.log(`| ${name} | ${value} | ${aim} |`);
+
+const sandbox = await sandboxFigures();
+console.log('\n| program sandbox | fence | aim |\n|---|---|---|');
+console.log(`| first sandbox of a process | ${fmt(sandbox.firstMs, 'ms')} | ≤ 150 ms |`);
+console.log(`| each later sandbox | ${fmt(sandbox.laterMs, 'ms')} | ≤ 30 ms |`);
+console.log(`| one tool call from a program (host round trip) | ${sandbox.perCallUs.toFixed(1)} µs | ≤ 200 µs |`);
+
+console.log('\n| finance task | engineers | conventional: round trips | bytes sent | ~tokens | program: round trips | bytes sent | ~tokens |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const count of [10, 100, 1000]) {
+  const f = await financeFigures(count);
+  const c = f.conventional;
+  const p = f.program;
+  console.log(`| N = ${count} | ${f.engineers} | ${c.roundTrips} | ${c.bytesSent} | ${c.tokensSent} | ${p.roundTrips} | ${p.bytesSent} | ${p.tokensSent} |`);
+}

@@ -1,6 +1,7 @@
 import { createMessage, type Message } from '../conversation/message';
 import type { SessionStore } from '../conversation/session-store';
 import type { Provider } from '../llm/provider';
+import type { PolicyRule } from '../policy/admit';
 import type { ToolUse } from '../parse/tool-use';
 import type { ToolContext } from '../tools/define-tool';
 import type { ToolRegistry } from '../tools/registry';
@@ -20,6 +21,8 @@ export interface AgentOptions {
   registry: ToolRegistry;
   store: SessionStore;
   toolContext: ToolContext;
+  /** Admission rules for the model's own tool calls. */
+  rules?: readonly PolicyRule[];
   /** Cap on model requests over the agent's life (all prompts together). */
   maxTurns?: number;
   signal?: AbortSignal;
@@ -97,7 +100,7 @@ export class Agent {
   private async runTool(use: ToolUse): Promise<void> {
     const { registry, store, toolContext, onEvent } = this.options;
     onEvent?.({ type: 'tool_start', use });
-    const outcome = await runToolUse(use, registry, toolContext, { outputsDir: store.outputsDir });
+    const outcome = await runToolUse(use, registry, toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
     store.append(
       createMessage('system', outcome.result.output, {
         meta: {

@@ -24,7 +24,8 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
       'When the task is done, reply without any tool block: that reply is your final answer to the user. Keep it short and say what you did.',
     ].join('\n'),
     '# Tools',
-    ...input.tools.map(describeTool),
+    // Tools with no block form (registered tools meant for programs) appear in ptc's declarations.
+    ...input.tools.filter((tool) => tool.blockTypes.length > 0 && tool.callers.includes('direct')).map(describeTool),
     '# Context',
     [
       `Workspace (the working folder; relative paths start here): ${input.workspace}`,

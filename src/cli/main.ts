@@ -17,6 +17,8 @@ function buildProgram(): Command {
     .option('--name <name>', 'name of the new session (default: date, time and a random suffix)')
     .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
     .showHelpAfterError('(run fence --help for usage)')
+    // Options after a subcommand's name belong to it (`fence run x.js -w dir`).
+    .enablePositionalOptions()
     .action(async (prompt: string[], options) => {
       const { runPromptCommand } = await import('./run-command');
       process.exitCode = await runPromptCommand(prompt, options);
@@ -36,6 +38,31 @@ function buildProgram(): Command {
     .action(async (id: string) => {
       const { showSessionCommand } = await import('./sessions-command');
       process.exitCode = showSessionCommand(id);
+    });
+  program
+    .command('run <program>')
+    .description('run a program (JavaScript) against the registered tools, with no model')
+    .option('-w, --workspace <dir>', 'folder whose fence.toml and files the program works with (default: the current folder)')
+    .option('--json-args <json>', 'a JSON value the program reads as `args`')
+    .action(async (file: string, options: { workspace?: string; jsonArgs?: string }) => {
+      const { runProgramCommand } = await import('./run-program-command');
+      process.exitCode = await runProgramCommand(file, options);
+    });
+
+  const traces = program.command('trace').description('list and show program runs');
+  traces
+    .command('list')
+    .description('list program runs, newest first')
+    .action(async () => {
+      const { listTracesCommand } = await import('./trace-command');
+      process.exitCode = listTracesCommand();
+    });
+  traces
+    .command('show <id>')
+    .description('print one program run: its calls, decisions, output and result')
+    .action(async (id: string) => {
+      const { showTraceCommand } = await import('./trace-command');
+      process.exitCode = showTraceCommand(id);
     });
   return program;
 }

@@ -1,17 +1,21 @@
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { buildSystemPrompt, readAgentsFile } from '../agent/system-prompt';
+import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import type { BashSession } from '../runtime/bash-session';
-import { builtinTools } from '../tools/builtin-tools';
+import type { PolicyRule } from '../policy/admit';
 import type { ToolContext } from '../tools/define-tool';
 import { ToolRegistry } from '../tools/registry';
+import { buildToolset } from './toolset';
 
 /** A new session with its tools and runtimes, ready for an Agent. */
 export interface OpenSession {
   store: SessionStore;
   registry: ToolRegistry;
+  /** Admission rules from the config, for the model's own calls too. */
+  rules: readonly PolicyRule[];
   toolContext: ToolContext;
   /** Stops the runtimes and closes the log. Safe to call more than once. */
   close(): Promise<void>;
@@ -27,20 +31,22 @@ export function resolveWorkspace(dir: string | undefined): { path: string } | { 
 
 /**
  * Creates a session folder, writes the system prompt as its first (pinned) message and wires
- * the tool context. The shell is started at once in the background, since most runs use it
- * and its start-up then overlaps the first model request.
+ * the tools the config describes. The shell is started at once in the background, since
+ * most runs use it and its start-up then overlaps the first model request.
  */
 export function openSession(options: {
   home: string;
   workspace: string;
   modelId: string;
+  config: FenceConfig;
   name?: string;
   signal: AbortSignal;
 }): OpenSession {
-  const tools = builtinTools();
+  const id = options.name ?? newSessionId();
+  const { tools, rules } = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
   const registry = new ToolRegistry(tools);
   const store = SessionStore.create(options.home, {
-    id: options.name ?? newSessionId(),
+    id,
     ...(options.name ? { name: options.name } : {}),
     model: options.modelId,
     workspace: options.workspace,
@@ -61,6 +67,7 @@ export function openSession(options: {
   return {
     store,
     registry,
+    rules,
     toolContext: { workspace: options.workspace, signal: options.signal, bash: startBash },
     async close() {
       if (closed) return;

@@ -1,4 +1,5 @@
 import { Agent, type RunOutcome } from '../agent/agent';
+import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
 import { createProvider } from '../llm/create-provider';
 import { resolveModel } from '../llm/models';
@@ -43,6 +44,12 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return EXIT.error;
   }
 
+  const loaded = loadConfig({ workspace: workspace.path, env: process.env });
+  if ('error' in loaded) {
+    err.write(`fence: ${loaded.error}\n`);
+    return EXIT.error;
+  }
+
   const controller = new AbortController();
   let session;
   try {
@@ -50,6 +57,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       home: fenceHome(),
       workspace: workspace.path,
       modelId: resolved.id,
+      config: loaded.config,
       name: options.name,
       signal: controller.signal,
     });
@@ -74,6 +82,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       registry: session.registry,
       store: session.store,
       toolContext: session.toolContext,
+      rules: session.rules,
       maxTurns: options.maxTurns,
       signal: controller.signal,
       onEvent: createProgressRenderer(interactive ? process.stdout : err),

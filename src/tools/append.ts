@@ -1,4 +1,5 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { workspaceResource } from '../policy/workspace-resource';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
@@ -40,6 +41,7 @@ export const appendTool = defineTool({
   block: { args: ['path'], content: 'content' },
   callers: ['direct'],
   mutating: true,
+  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
   async execute({ path, content }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };

@@ -1,5 +1,7 @@
 import { appendTool } from './append';
 import type { ToolSpec } from './define-tool';
+import { globTool } from './glob';
+import { grepTool } from './grep';
 import { patchTool } from './patch';
 import { readTool } from './read';
 import { saveTool } from './save';
@@ -12,5 +14,5 @@ export interface BuiltinToolOptions {
 
 /** The built-in tools, in the order the system prompt presents them. */
 export function builtinTools(options: BuiltinToolOptions = {}): ToolSpec[] {
-  return [createShellTool(options.shell), saveTool, appendTool, patchTool, readTool] as ToolSpec[];
+  return [createShellTool(options.shell), saveTool, appendTool, patchTool, readTool, globTool, grepTool] as ToolSpec[];
 }

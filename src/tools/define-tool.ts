@@ -12,6 +12,12 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The session's persistent shell, started on first use. */
   bash(): Promise<BashSession>;
+  /**
+   * Whether the current caller may touch `resource` (a workspace-relative path, as
+   * `workspaceResource` gives it). Tools that touch many files (`glob`, `grep`) leave out those
+   * it may not. Absent: everything is allowed.
+   */
+  canAccess?: (tool: string, resource: string) => boolean;
 }
 
 /** What a tool returns. `output` goes to the model, `value` to a program, `details` to the UI. */
@@ -51,6 +57,17 @@ export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
   callers: readonly Caller[];
   /** Changes something outside fence: needs confirmation in chat, runs serially. */
   mutating: boolean;
+  /**
+   * What a call touches, for admission: a workspace-relative real path for file tools (see
+   * `workspaceResource`), the command for `shell`, the JSON arguments for user tools.
+   * Absent: the call is admitted on its tool name alone.
+   */
+  resource?(input: z.output<P>, ctx: ToolContext): string | undefined;
+  /**
+   * TypeScript type of the `value` a program receives (e.g. `string`, `string[]`), for the
+   * declarations shown to the model. Absent: `unknown`.
+   */
+  returns?: string;
   execute(input: z.output<P>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -6,6 +6,7 @@ import { defineTool } from './define-tool';
 import { describeMissingPath, runOnFile } from './file-errors';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
 import { plural, readIfExists } from './text-file';
+import { workspaceResource } from '../policy/workspace-resource';
 
 const fence = '```';
 const BOM = '\uFEFF';
@@ -54,6 +55,7 @@ export const patchTool = defineTool({
   block: { args: ['path'], content: 'patch' },
   callers: ['direct'],
   mutating: true,
+  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
   async execute({ path, patch }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const parsed = parsePatch(patch);

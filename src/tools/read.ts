@@ -4,6 +4,7 @@ import { defineTool, type ToolResult } from './define-tool';
 import { runOnFile } from './file-errors';
 import type { WorkspaceFile } from './workspace-path';
 import { countLines, plural } from './text-file';
+import { workspaceResource } from '../policy/workspace-resource';
 
 const fence = '```';
 
@@ -38,6 +39,8 @@ export const readTool = defineTool({
   block: { args: ['path'], content: 'path' },
   callers: ['direct', 'program'],
   mutating: false,
+  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
+  returns: 'string | string[]',
   async execute({ path }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const info = await stat(file.absolute);

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolUse } from '../parse/tool-use';
+import type { Decision, PolicyRule } from '../policy/admit';
 import type { ToolContext, ToolResult, ToolSpec } from './define-tool';
+import { invokeTool } from './invoke-tool';
 import type { ToolRegistry } from './registry';
 import { DEFAULT_TRUNCATE_LIMITS, truncateOutput, type TruncateLimits } from './truncate-output';
 
@@ -11,6 +13,8 @@ export interface ToolRunOptions {
   /** Folder for full outputs that were cut for the model (the session's `tool-outputs/`). */
   outputsDir: string;
   limits?: TruncateLimits;
+  /** Admission rules for the model's own calls (principal `model`); none: every call is allowed. */
+  rules?: readonly PolicyRule[];
 }
 
 /** What running one tool use produced. */
@@ -19,14 +23,17 @@ export interface ToolRunOutcome {
   tool: string;
   /** The tool's result; `output` is what the model reads, already cut to head and tail. */
   result: ToolResult;
+  /** How admission answered the call. */
+  decision?: Decision;
   /** Path of the whole output, when `result.output` holds only its head and tail. */
   fullOutputPath?: string;
 }
 
 /**
- * Runs one tool use with everything that surrounds every tool: lookup, mapping a markdown
- * block onto the tool's parameters, validation against its zod schema, catching what it
- * throws, and cutting long output to head and tail (the whole text saved to a file).
+ * Runs one tool use of the model with everything that surrounds every tool: lookup, mapping a
+ * markdown block onto the tool's parameters, then `invokeTool` (validation, admission as
+ * principal `model`, catching what it throws), and cutting long output to head and tail (the
+ * whole text saved to a file).
  *
  * Never throws: every failure becomes an error result the model can read and act on.
  */
@@ -38,30 +45,16 @@ export async function runToolUse(
 ): Promise<ToolRunOutcome> {
   const spec = use.format === 'markdown' ? registry.forTag(use.tool) : registry.get(use.tool);
   if (!spec) return { tool: use.tool, result: { output: `There is no tool named "${use.tool}".`, isError: true } };
-  const result = await executeTool(spec, use, ctx);
+  if (!spec.callers.includes('direct')) {
+    return { tool: spec.name, result: { output: `${spec.name} can only be called from a program (a ptc block).`, isError: true } };
+  }
+  const input = use.kwargs ?? blockInput(spec, use);
+  const { result, decision } = await invokeTool(spec, input, ctx, { principal: 'model', rules: options.rules ?? [] });
   const cut = truncateOutput(result.output, options.limits ?? DEFAULT_TRUNCATE_LIMITS);
-  if (cut.omittedChars === 0) return { tool: spec.name, result };
+  if (cut.omittedChars === 0) return { tool: spec.name, result, decision };
   const fullOutputPath = saveFullOutput(options.outputsDir, spec.name, result.output);
   const where = fullOutputPath ? `The full output is in ${fullOutputPath}.` : 'The full output could not be saved.';
-  return { tool: spec.name, result: { ...result, output: `${cut.text}\n${where}` }, fullOutputPath };
-}
-
-async function executeTool(spec: ToolSpec, use: ToolUse, ctx: ToolContext): Promise<ToolResult> {
-  const input = use.kwargs ?? blockInput(spec, use);
-  const parsed = spec.parameters.safeParse(input);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`);
-    return {
-      output: [`Invalid input for ${spec.name}:`, ...problems, `Write it like this:`, spec.examples].join('\n'),
-      isError: true,
-    };
-  }
-  try {
-    return await spec.execute(parsed.data, ctx);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { output: `${spec.name} failed: ${message}`, isError: true };
-  }
+  return { tool: spec.name, result: { ...result, output: `${cut.text}\n${where}` }, decision, fullOutputPath };
 }
 
 /**

@@ -32,6 +32,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
     block: { content: 'command' },
     callers: ['direct'],
     mutating: true,
+    resource: ({ command }) => command,
     async execute({ command }, ctx) {
       if (!command.trim()) return { output: 'The shell block was empty: write the commands inside it.', isError: true };
       const bash = await ctx.bash();

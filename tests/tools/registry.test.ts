@@ -26,7 +26,7 @@ describe('ToolRegistry', () => {
   const shell = tools.find((tool) => tool.name === 'shell');
 
   it('keeps the tools in the order given', () => {
-    expect(registry.tools.map((tool) => tool.name)).toEqual(['shell', 'save', 'append', 'patch', 'read']);
+    expect(registry.tools.map((tool) => tool.name)).toEqual(['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep']);
   });
 
   it('finds a tool by each of its tags', () => {

@@ -90,7 +90,7 @@ const run = (use: ToolUse, limits?: { maxChars: number; headChars: number; tailC
 
 describe('runToolUse', () => {
   it('runs the tool a markdown tag names, by any of its tags', async () => {
-    expect(await run(markdown('say', [], 'hi there'))).toEqual({ tool: 'echo', result: { output: 'hi there', value: 'hi there' } });
+    expect(await run(markdown('say', [], 'hi there'))).toEqual({ tool: 'echo', decision: { action: 'allow' }, result: { output: 'hi there', value: 'hi there' } });
   });
 
   it('looks a non-markdown use up by tool name and takes its kwargs as input', async () => {
@@ -119,12 +119,12 @@ describe('runToolUse', () => {
   });
 
   it('turns a throwing tool into an error result', async () => {
-    expect(await run(markdown('boom'))).toEqual({ tool: 'boom', result: { output: 'boom failed: the disk is on fire', isError: true } });
+    expect(await run(markdown('boom'))).toEqual({ tool: 'boom', decision: { action: 'allow' }, result: { output: 'boom failed: the disk is on fire', isError: true } });
   });
 
   it('passes an output within the limit through whole, saving nothing', async () => {
     const outcome = await run(markdown('lines', ['3']));
-    expect(outcome).toEqual({ tool: 'lines', result: { output: 'line 1\nline 2\nline 3', isError: true } });
+    expect(outcome).toEqual({ tool: 'lines', decision: { action: 'allow' }, result: { output: 'line 1\nline 2\nline 3', isError: true } });
     expect(readdirSync(outputsDir)).toEqual([]);
   });
 

@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadConfig } from '../config/config';
+import { fenceHome } from '../config/paths';
+import { newSessionId, SessionStore } from '../conversation/session-store';
+import { runProgram } from '../ptc/run-program';
+import type { BashSession } from '../runtime/bash-session';
+import { programTools } from '../tools/ptc';
+import { resolveWorkspace } from './open-session';
+import { buildToolset } from './toolset';
+
+/** Options of `fence run`. */
+export interface RunProgramCommandOptions {
+  workspace?: string;
+  jsonArgs?: string;
+}
+
+/**
+ * `fence run <program.js>`: runs a program against the workspace's eligible tools with no
+ * model, under the same admission and limits as in a session. The program's output goes to
+ * stdout, then its result as JSON; errors go to stderr. Its trace goes to a session of its
+ * own. Returns the exit code: 0 when the program finished, 1 when it failed or could not run.
+ */
+export async function runProgramCommand(file: string, options: RunProgramCommandOptions): Promise<number> {
+  const err = process.stderr;
+  let code: string;
+  try {
+    code = readFileSync(resolve(file), 'utf8');
+  } catch (error) {
+    err.write(`fence: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
+    return 1;
+  }
+  let args: unknown;
+  if (options.jsonArgs !== undefined) {
+    try {
+      args = JSON.parse(options.jsonArgs);
+    } catch {
+      err.write('fence: --json-args is not valid JSON\n');
+      return 2;
+    }
+  }
+  const workspace = resolveWorkspace(options.workspace);
+  if ('error' in workspace) {
+    err.write(`fence: ${workspace.error}\n`);
+    return 1;
+  }
+  const loaded = loadConfig({ workspace: workspace.path, env: process.env });
+  if ('error' in loaded) {
+    err.write(`fence: ${loaded.error}\n`);
+    return 1;
+  }
+
+  const home = fenceHome();
+  const id = newSessionId();
+  const session = { id, dir: join(home, 'sessions', id) };
+  const toolset = buildToolset(loaded.config, session);
+  const store = SessionStore.create(home, {
+    id,
+    model: 'none (fence run)',
+    workspace: workspace.path,
+    toolFormat: 'markdown',
+    tools: toolset.eligible.map((t) => t.name),
+  });
+  const controller = new AbortController();
+  const onSigint = () => controller.abort();
+  process.on('SIGINT', onSigint);
+  let bash: Promise<BashSession> | undefined;
+  try {
+    const ctx = {
+      workspace: workspace.path,
+      signal: controller.signal,
+      bash: () => (bash ??= import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd: workspace.path }))),
+    };
+    const run = await runProgram({
+      code,
+      tools: programTools(toolset.eligible, ctx, toolset.rules),
+      limits: toolset.limits,
+      signal: controller.signal,
+      session,
+      ...(args !== undefined ? { globals: { args } } : {}),
+    });
+    const { trace } = run;
+    if (trace.stdout) process.stdout.write(trace.stdout.endsWith('\n') ? trace.stdout : `${trace.stdout}\n`);
+    if (trace.result !== undefined) process.stdout.write(`${JSON.stringify(trace.result, null, 2)}\n`);
+    if (trace.droppedOutputBytes > 0) err.write(`fence: ${trace.droppedOutputBytes} bytes of output were dropped\n`);
+    if (trace.error) {
+      const where = trace.error.line === undefined ? '' : ` at line ${trace.error.line}`;
+      err.write(`fence: program failed (${trace.error.kind})${where}: ${trace.error.message}\n`);
+    }
+    err.write(`trace ${trace.id} (${trace.calls.length} tool calls) · fence trace show ${trace.id}\n`);
+    return trace.ok ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSigint);
+    const shell = await bash?.catch(() => undefined);
+    await shell?.close();
+    store.close();
+  }
+}

@@ -1,0 +1,212 @@
+import { z } from 'zod';
+import type { PolicyRule } from '../policy/admit';
+
+/**
+ * The shape of one configuration file (the user's `config.toml` or a project's `fence.toml`),
+ * as zod schemas whose messages are written to be read by the person who wrote the file.
+ * Every table is strict: a key it does not know is an error, which catches typos.
+ */
+
+/** Names of the built-in tools; a user tool may not take one. */
+export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc'] as const;
+
+/** A JSON object (a JSON schema, here), as TOML gives it. */
+export type JsonObject = Record<string, unknown>;
+
+/** A tool the user registers in config: a command that reads JSON arguments and prints one JSON value. */
+export interface CommandToolConfig {
+  /** One line: what the tool does, shown to the model. */
+  description: string;
+  /** The program and its arguments, run without a shell. */
+  command: string[];
+  /** JSON schema of the arguments; must describe an object. Absent: an object with any keys. */
+  parameters?: JsonObject;
+  /** Who may call it. Absent: `['direct', 'program']`. */
+  callers?: ('direct' | 'program')[];
+  /** TypeScript type of the result, for the declarations shown to the model. */
+  returns?: string;
+  /** Names of environment variables passed to the command besides the minimal set. */
+  env?: string[];
+  /** Seconds before the command is stopped. Absent: 30. */
+  timeout?: number;
+  /** Working folder, relative to the workspace (`~/` expanded). Absent: the workspace. */
+  cwd?: string;
+}
+
+/** Limits and eligibility of program runs (the `[ptc]` table); every key has a default. */
+export interface PtcConfig {
+  memoryMb: number;
+  cpuTimeSeconds: number;
+  wallTimeSeconds: number;
+  stackKb: number;
+  maxToolCalls: number;
+  maxConcurrentCalls: number;
+  maxOutputKb: number;
+  storeMaxKb: number;
+  /** Built-in tools made callable from programs that are not by default (e.g. `save`, `shell`). */
+  eligible: string[];
+}
+
+/** The defaults of the `[ptc]` table. */
+export const DEFAULT_PTC_CONFIG: Readonly<PtcConfig> = Object.freeze({
+  memoryMb: 64,
+  cpuTimeSeconds: 10,
+  wallTimeSeconds: 30,
+  stackKb: 512,
+  maxToolCalls: 1000,
+  maxConcurrentCalls: 16,
+  maxOutputKb: 1024,
+  storeMaxKb: 256,
+  eligible: [],
+});
+
+/** How each `[ptc]` key of the file is named in `PtcConfig`. */
+export const PTC_KEYS = {
+  memory_mb: 'memoryMb',
+  cpu_time_s: 'cpuTimeSeconds',
+  wall_time_s: 'wallTimeSeconds',
+  stack_kb: 'stackKb',
+  max_tool_calls: 'maxToolCalls',
+  max_concurrent_calls: 'maxConcurrentCalls',
+  max_output_kb: 'maxOutputKb',
+  store_max_kb: 'storeMaxKb',
+  eligible: 'eligible',
+} as const satisfies Record<string, keyof PtcConfig>;
+
+/** The contents of one file, validated, before merging and defaults. */
+export interface ConfigFile {
+  tools?: Record<string, CommandToolConfig>;
+  policy?: PolicyRule[];
+  ptc?: Partial<PtcConfig>;
+}
+
+/** A "expected …, got …" message; "missing" when the key is absent. */
+function expected(what: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? 'missing (required)' : `expected ${what}, got ${kindOf(issue.input)}`);
+}
+
+/** How a TOML value is named in messages. */
+export function kindOf(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  if (value instanceof Date) return 'a date';
+  if (typeof value === 'object') return 'a table';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a float';
+  if (typeof value === 'bigint') return 'an integer';
+  return `a ${typeof value}`;
+}
+
+function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+function stringArray(what = 'an array of strings') {
+  return z.custom<string[]>((value) => Array.isArray(value) && value.every((item) => typeof item === 'string'), {
+    error: (issue) => {
+      const odd = Array.isArray(issue.input) ? issue.input.find((item) => typeof item !== 'string') : undefined;
+      return odd === undefined ? expected(what)(issue) : `expected ${what}, got an array holding ${kindOf(odd)}`;
+    },
+  });
+}
+
+const text = z.string({ error: expected('a string') });
+const positiveNumber = z.number({ error: expected('a positive number') }).positive({ error: 'expected a positive number' });
+const positiveInt = z.int({ error: expected('a positive integer') }).positive({ error: 'expected a positive integer' });
+
+/**
+ * A JSON schema that zod can turn into an object schema. Parsing it here lets a bad schema
+ * fail when the configuration is loaded rather than when the tool is first called.
+ */
+const parametersSchema = z
+  .custom<JsonObject>(isPlainObject, { error: expected('a JSON schema table, e.g. { type = "object", properties = { … } }') })
+  .transform((schema) => JSON.parse(JSON.stringify(schema)) as JsonObject)
+  .superRefine((schema, ctx) => {
+    const problem = objectSchemaProblem(schema);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** Why a JSON schema cannot serve as a tool's parameters, or undefined when it can. */
+export function objectSchemaProblem(schema: JsonObject): string | undefined {
+  try {
+    const converted = z.fromJSONSchema(schema);
+    if (converted instanceof z.ZodObject) return undefined;
+    const type = typeof schema.type === 'string' ? `type "${schema.type}"` : 'no type "object"';
+    return `must be a JSON schema of type "object" (the tool takes one object of named arguments), but it has ${type}`;
+  } catch (error) {
+    return `is not a JSON schema fence can use: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+const asTable = { error: expected('a table') };
+
+const toolSchema = z.strictObject({
+  description: text.min(1, { error: 'must not be empty: say in one line what the tool does' }),
+  command: stringArray().refine((command) => command.length > 0 && command[0] !== '', {
+    error: 'must name the program to run, e.g. ["node", "tools/my-tool.js"]',
+  }),
+  parameters: parametersSchema.optional(),
+  callers: z
+    .custom<('direct' | 'program')[]>(
+      (value) => Array.isArray(value) && value.length > 0 && value.every((item) => item === 'direct' || item === 'program'),
+      { error: expected('a non-empty array of "direct" and "program"') },
+    )
+    .optional(),
+  returns: text.optional(),
+  env: stringArray('an array of environment variable names')
+    .refine((names) => names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), { error: 'expected environment variable names such as FINANCE_TOKEN' })
+    .optional(),
+  timeout: positiveNumber.optional(),
+  cwd: text.optional(),
+}, asTable);
+
+const ruleSchema = z.strictObject({
+  tool: z.string({ error: (issue) => (issue.input === undefined ? 'missing (required; "*" matches every tool)' : `expected a string, got ${kindOf(issue.input)}`) }),
+  resource: text.optional(),
+  principal: text.optional(),
+  intent: text.optional(),
+  action: z.enum(['allow', 'deny', 'ask'], { error: (issue) => (issue.input === undefined ? 'missing (required: "allow", "deny" or "ask")' : 'expected "allow", "deny" or "ask"') }),
+  reason: text.optional(),
+}, asTable);
+
+const builtinNames: readonly string[] = BUILTIN_TOOL_NAMES;
+
+const ptcSchema = z
+  .strictObject({
+    memory_mb: positiveInt.optional(),
+    cpu_time_s: positiveNumber.optional(),
+    wall_time_s: positiveNumber.optional(),
+    stack_kb: positiveInt.optional(),
+    max_tool_calls: positiveInt.optional(),
+    max_concurrent_calls: positiveInt.optional(),
+    max_output_kb: positiveInt.optional(),
+    store_max_kb: positiveInt.optional(),
+    eligible: stringArray('an array of built-in tool names')
+      .superRefine((names, ctx) => {
+        const unknown = names.find((name) => !builtinNames.includes(name));
+        if (unknown !== undefined) ctx.addIssue({ code: 'custom', message: `"${unknown}" is not a built-in tool (built-ins: ${builtinNames.join(', ')})` });
+      })
+      .optional(),
+  }, asTable)
+  .transform((table) => {
+    const ptc: Partial<PtcConfig> = {};
+    for (const [key, name] of Object.entries(PTC_KEYS)) {
+      const value = table[key as keyof typeof table];
+      if (value !== undefined) Object.assign(ptc, { [name]: value });
+    }
+    return ptc;
+  });
+
+/** One configuration file. */
+export const configFileSchema = z.strictObject({
+  tools: z.record(z.string(), toolSchema, { error: expected('a table of tools, e.g. [tools.my_tool]') }).optional(),
+  policy: z.array(ruleSchema, { error: expected('an array of tables, written [[policy]]') }).optional(),
+  ptc: ptcSchema.optional(),
+}) satisfies z.ZodType<ConfigFile>;
+
+/** The keys each table knows, for messages about unknown keys. */
+export const KNOWN_KEYS = {
+  top: Object.keys(configFileSchema.shape),
+  tool: Object.keys(toolSchema.shape),
+  rule: Object.keys(ruleSchema.shape),
+  ptc: Object.keys(PTC_KEYS),
+};

@@ -1,0 +1,169 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import type { z } from 'zod';
+import type { PolicyRule } from '../policy/admit';
+import {
+  BUILTIN_TOOL_NAMES,
+  configFileSchema,
+  DEFAULT_PTC_CONFIG,
+  KNOWN_KEYS,
+  type CommandToolConfig,
+  type ConfigFile,
+  type PtcConfig,
+} from './config-schema';
+import { configHome } from './paths';
+
+export { BUILTIN_TOOL_NAMES, DEFAULT_PTC_CONFIG, type CommandToolConfig, type PtcConfig } from './config-schema';
+
+/** The name of a project's configuration file, at the top of its workspace. */
+export const PROJECT_CONFIG_FILE = 'fence.toml';
+
+/** The configuration of one session: the user's file and the project's, merged, with defaults. */
+export interface FenceConfig {
+  /** User tools by name; each name is a JavaScript identifier that is no built-in's name. */
+  tools: Record<string, CommandToolConfig>;
+  /** Admission rules, the project's first, then the user's (the first match wins). */
+  policy: PolicyRule[];
+  ptc: PtcConfig;
+  /** Absolute paths of the files that were read, the user's first. */
+  sources: string[];
+}
+
+/** Where to look: the workspace (for `fence.toml`) and the environment (for the user's folder). */
+export interface LoadConfigOptions {
+  workspace: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A configuration, or one line saying which file and key are wrong and why. */
+export type LoadConfigResult = { config: FenceConfig } | { error: string };
+
+/** Path of the user's configuration file (see `configHome`). */
+export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configHome(env), 'config.toml');
+}
+
+/**
+ * Loads the user's `config.toml` and the project's `fence.toml`, validates both and merges
+ * them: the project's tools replace the user's of the same name whole, its policy rules come
+ * before the user's, and its `[ptc]` keys override the user's one by one; missing keys take
+ * their defaults. A missing file counts as empty. Never throws: a TOML syntax error, a value
+ * of the wrong type, an unknown key or a bad tool name gives an error naming the file and the
+ * key, e.g. `fence.toml: tools.get_expenses.command: expected an array of strings, got a string`.
+ */
+export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
+  const env = options.env ?? process.env;
+  const files = [
+    { path: userConfigPath(env), shown: userConfigPath(env) },
+    { path: join(options.workspace, PROJECT_CONFIG_FILE), shown: PROJECT_CONFIG_FILE },
+  ];
+  const loaded: ConfigFile[] = [];
+  const sources: string[] = [];
+  for (const [i, file] of files.entries()) {
+    const text = readIfExists(file.path);
+    if (text === undefined) continue;
+    if (typeof text !== 'string') return { error: `${file.shown}: cannot be read (${text.code})` };
+    const parsed = parseConfigText(text, file.shown);
+    if ('error' in parsed) return parsed;
+    loaded[i] = parsed.file;
+    sources.push(file.path);
+  }
+  return { config: { ...mergeConfigFiles(loaded[0] ?? {}, loaded[1] ?? {}), sources } };
+}
+
+/**
+ * Parses and validates the text of one configuration file; `shown` names the file in errors.
+ * Never throws.
+ */
+export function parseConfigText(text: string, shown: string): { file: ConfigFile } | { error: string } {
+  let raw: unknown;
+  try {
+    raw = parseToml(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    if (!(error instanceof TomlError)) return { error: `${shown}: ${String(error)}` };
+    const message = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
+    return { error: `${shown}: line ${error.line}, column ${error.column}: ${message}` };
+  }
+  const result = configFileSchema.safeParse(raw);
+  if (!result.success) return { error: `${shown}: ${describeIssue(result.error.issues)}` };
+  for (const name of Object.keys(result.data.tools ?? {})) {
+    const problem = toolNameProblem(name);
+    if (problem) return { error: `${shown}: ${keyPath(['tools', name])}: ${problem}` };
+  }
+  return { file: result.data };
+}
+
+/** The project's file over the user's (see `loadConfig`), with defaults filled in. */
+export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources'> {
+  return {
+    tools: { ...user.tools, ...project.tools },
+    policy: [...(project.policy ?? []), ...(user.policy ?? [])],
+    ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
+  };
+}
+
+/** Names that the programs a model writes already use, so a user tool cannot take them. */
+const PROGRAM_GLOBALS = ['print', 'console', 'tools', 'gather', 'unique', 'store', 'load', 'JSON'];
+
+/** Reserved words of JavaScript, which cannot name a function in a program. */
+const RESERVED_WORDS = new Set(
+  (
+    'await break case catch class const continue debugger default delete do else enum export extends false finally for ' +
+    'function if implements import in instanceof interface let new null package private protected public return static ' +
+    'super switch this throw true try typeof var void while with yield arguments eval undefined NaN Infinity'
+  ).split(' '),
+);
+
+/** Why `name` cannot name a user tool, or undefined when it can. */
+export function toolNameProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_$][\w$]*$/.test(name)) {
+    return 'a tool name must be a JavaScript identifier (letters, digits, _ and $, not starting with a digit), e.g. get_expenses';
+  }
+  if ((BUILTIN_TOOL_NAMES as readonly string[]).includes(name)) return `"${name}" is the name of a built-in tool; choose another name`;
+  if (RESERVED_WORDS.has(name)) return `"${name}" is a reserved word of JavaScript; choose another name`;
+  if (PROGRAM_GLOBALS.includes(name)) return `"${name}" is already a global of programs; choose another name`;
+  return undefined;
+}
+
+/** The one issue to report: unknown keys first (they explain the "missing" ones a typo causes). */
+function describeIssue(issues: readonly z.core.$ZodIssue[]): string {
+  const issue = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0];
+  if (!issue) return 'invalid configuration';
+  const where = issue.path.length > 0 ? `${keyPath(issue.path)}: ` : '';
+  if (issue.code !== 'unrecognized_keys') return `${where}${issue.message}`;
+  const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
+  const known = knownKeys(issue.path);
+  const hint = known ? ` (known keys: ${known.join(', ')})` : '';
+  return `${where}unknown key${issue.keys.length === 1 ? '' : 's'} ${keys}${hint}`;
+}
+
+function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined {
+  if (path.length === 0) return KNOWN_KEYS.top;
+  if (path.length === 2 && path[0] === 'tools') return KNOWN_KEYS.tool;
+  if (path.length === 2 && path[0] === 'policy') return KNOWN_KEYS.rule;
+  if (path.length === 1 && path[0] === 'ptc') return KNOWN_KEYS.ptc;
+  return undefined;
+}
+
+/** A key path as TOML writes it: `tools.get_expenses.command`, `policy[0].action`, `tools."my tool"`. */
+function keyPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, i) => {
+      if (typeof key === 'number') return `[${key}]`;
+      const name = String(key);
+      const bare = /^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name);
+      return i === 0 ? bare : `.${bare}`;
+    })
+    .join('');
+}
+
+/** The file's text; undefined when it does not exist; the error when it cannot be read. */
+function readIfExists(path: string): string | undefined | { code: string } {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : { code };
+  }
+}

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxLimits, SandboxResult } from '../runtime/sandbox';
+
+/** The most of one call's result a trace keeps whole (1 MiB of JSON); larger ones are kept as their size. */
+export const TRACE_RESULT_MAX_BYTES = 1024 * 1024;
+
+/** How admission answered one call. */
+export interface TraceDecision {
+  action: 'allow' | 'deny' | 'ask';
+  reason?: string;
+  rule?: number;
+}
+
+/** One tool call a program made. Times are milliseconds from the start of the run. */
+export interface TraceCall {
+  seq: number;
+  tool: string;
+  args: unknown;
+  resource?: string;
+  /** Absent when the call was still running when the program ended. */
+  decision?: TraceDecision;
+  start: number;
+  durationMs: number;
+  ok: boolean;
+  error?: string;
+  /** The value the program received, when it is at most TRACE_RESULT_MAX_BYTES of JSON. */
+  result?: unknown;
+  /** Set instead of `result` when the value was too large to keep: its size in bytes. */
+  resultBytes?: number;
+}
+
+/**
+ * Everything about one program run, written to `traces/<id>.json` in its session folder:
+ * enough to read what happened and to replay the run later without the real tools.
+ */
+export interface ProgramTrace {
+  id: string;
+  sessionId: string;
+  createdAt: string;
+  code: string;
+  sha256: string;
+  principal: string;
+  intent?: string;
+  limits: SandboxLimits;
+  calls: TraceCall[];
+  stdout: string;
+  droppedOutputBytes: number;
+  ok: boolean;
+  result?: unknown;
+  error?: SandboxResult['error'];
+  stats: SandboxResult['stats'];
+}
+
+/** A sortable trace id: `20261129-211500-3fa9c1`. */
+export function newTraceId(now: Date = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Writes a trace into `<sessionDir>/traces/` and returns its path. */
+export function writeTrace(sessionDir: string, trace: ProgramTrace): string {
+  const dir = join(sessionDir, 'traces');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${trace.id}.json`);
+  writeFileSync(path, `${JSON.stringify(trace, null, 2)}\n`);
+  return path;
+}
+
+/** A trace found on disk, with the folder of its session. */
+export interface StoredTrace {
+  path: string;
+  trace: ProgramTrace;
+}
+
+/** Every readable trace of every session under `home`, newest first. */
+export function listTraces(home: string): StoredTrace[] {
+  const found: StoredTrace[] = [];
+  const sessions = join(home, 'sessions');
+  for (const session of safeReaddir(sessions)) {
+    const dir = join(sessions, session, 'traces');
+    for (const name of safeReaddir(dir)) {
+      if (!name.endsWith('.json')) continue;
+      const stored = readTraceFile(join(dir, name));
+      if (stored) found.push(stored);
+    }
+  }
+  return found.sort((a, b) => b.trace.createdAt.localeCompare(a.trace.createdAt));
+}
+
+/** The trace with that id (or the only one whose id starts with it), if any. */
+export function findTrace(home: string, id: string): StoredTrace | { error: string } {
+  const matches = listTraces(home).filter((t) => t.trace.id === id || t.trace.id.startsWith(id));
+  const exact = matches.find((t) => t.trace.id === id);
+  if (exact) return exact;
+  if (matches.length === 1 && matches[0]) return matches[0];
+  if (matches.length > 1) return { error: `"${id}" matches ${matches.length} traces; give more of the id` };
+  return { error: `no trace "${id}"` };
+}
+
+function readTraceFile(path: string): StoredTrace | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!looksLikeTrace(value)) return undefined;
+  return { path, trace: value };
+}
+
+/** Enough of a trace's shape to list and show it; other JSON files in `traces/` are skipped. */
+function looksLikeTrace(value: unknown): value is ProgramTrace {
+  if (typeof value !== 'object' || value === null) return false;
+  const trace = value as Partial<ProgramTrace>;
+  return typeof trace.id === 'string' && typeof trace.createdAt === 'string' && typeof trace.code === 'string' && Array.isArray(trace.calls);
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A call's value as the trace keeps it: whole when its JSON is small enough, else only its
+ * size (so traces of runs over large data stay small).
+ */
+export function traceValue(value: unknown): Pick<TraceCall, 'result' | 'resultBytes'> {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return { resultBytes: -1 };
+  }
+  if (json === undefined) return {};
+  const bytes = Buffer.byteLength(json);
+  return bytes <= TRACE_RESULT_MAX_BYTES ? { result: value } : { resultBytes: bytes };
+}

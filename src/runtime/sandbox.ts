@@ -1,0 +1,546 @@
+import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
+import type { ThrownDescription } from './sandbox-prelude';
+import { isWasmTrap, SandboxOutOfMemory, SandboxVm, type SandboxHostBindings } from './sandbox-vm';
+
+/** Hard limits of one program run. */
+export interface SandboxLimits {
+  /**
+   * Cap on the sandbox's whole WebAssembly memory, in bytes (default 64 MiB). The QuickJS heap
+   * gets this less about 8 MiB (static data, the C stack, a reserve for the host); values below
+   * 24 MiB are raised to 24 MiB. Beyond it allocations fail: kind `memory`.
+   */
+  memoryBytes: number;
+  /** CPU time the program may spend running inside the sandbox, across awaits, in ms (default 10 s). Time spent waiting for host calls is not counted. */
+  cpuTimeMs: number;
+  /** Wall-clock time of the whole run, in ms (default 30 s); on expiry in-flight host calls are aborted. */
+  wallTimeMs: number;
+  /**
+   * QuickJS's stack limit in bytes (default 256 KiB). Recursion past it, or past the host's
+   * native stack (whichever comes first), ends the run as kind `stack`.
+   */
+  stackBytes: number;
+  /** Host-function calls allowed per run (default 1000); the next one fails and ends the run as `tool_calls`. */
+  maxToolCalls: number;
+  /** Host calls in flight at once (default 16); further calls wait their turn (not an error). */
+  maxConcurrentCalls: number;
+  /** Bytes of stdout kept (default 1 MiB); the rest is dropped and counted in `droppedOutputBytes` (not an error). */
+  maxOutputBytes: number;
+}
+
+/** The limits used where {@link SandboxRunOptions.limits} says nothing. */
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
+  memoryBytes: 64 * 1024 * 1024,
+  cpuTimeMs: 10_000,
+  wallTimeMs: 30_000,
+  stackBytes: 256 * 1024,
+  maxToolCalls: 1000,
+  maxConcurrentCalls: 16,
+  maxOutputBytes: 1024 * 1024,
+});
+
+/**
+ * A function the program may call. It receives the program's argument as plain JSON data and
+ * an AbortSignal that fires when the run ends early; what it resolves to reaches the program
+ * as JSON data, and an Error it rejects with reaches the program as an Error with the same
+ * message (and name).
+ */
+export type HostFunction = (args: unknown, signal: AbortSignal) => Promise<unknown>;
+
+export interface SandboxRunOptions {
+  /** The program: JavaScript with top-level `await` and `return`. */
+  code: string;
+  /** Exposed as async global functions of one argument (`await read({ path })`) and as `tools.<name>`. */
+  functions: Record<string, HostFunction>;
+  /** Overrides of {@link DEFAULT_SANDBOX_LIMITS}. */
+  limits?: Partial<SandboxLimits>;
+  /** Backing for `store(key, value)` / `load(key)`; sync; `set` may throw (e.g. a size cap) and the program sees that error. */
+  store?: { get(key: string): unknown; set(key: string, value: unknown): void };
+  /** Aborting ends the run (kind 'aborted') and aborts in-flight host calls. */
+  signal?: AbortSignal;
+}
+
+export type SandboxErrorKind =
+  | 'syntax'
+  | 'thrown'
+  | 'memory'
+  | 'cpu_time'
+  | 'wall_time'
+  | 'stack'
+  | 'tool_calls'
+  | 'aborted'
+  | 'internal';
+
+export interface SandboxError {
+  kind: SandboxErrorKind;
+  message: string;
+  /** 1-based line in the program's own code */
+  line?: number;
+}
+
+export interface SandboxResult {
+  ok: boolean;
+  /** What the program printed, up to `maxOutputBytes`. */
+  stdout: string;
+  /** Bytes of output dropped past `maxOutputBytes`. */
+  droppedOutputBytes: number;
+  /** The top-level `return` value, as a plain JSON-compatible value (undefined when none). */
+  result?: unknown;
+  error?: SandboxError;
+  stats: { cpuTimeMs: number; wallTimeMs: number; toolCalls: number };
+}
+
+/**
+ * Runs a program in a fresh QuickJS/WebAssembly sandbox with hard limits, and never rejects.
+ *
+ * What a program can reach: the standard built-ins, the host functions (as async functions of
+ * one argument), `print`/`console`, `gather` (Promise.all), `unique`, `store`/`load`, and a
+ * clock rounded to 100 ms. No file system, network, `process`, `require` or `import()`.
+ * Values cross the boundary only as JSON text. Every run gets its own WebAssembly memory, so
+ * nothing survives a run; host calls still in flight when it ends are aborted.
+ */
+export async function runInSandbox(options: SandboxRunOptions): Promise<SandboxResult> {
+  return new SandboxRun(options).execute();
+}
+
+const PROGRAM_FILE = 'program.js';
+/** The program becomes the body of an async function: top-level await and return work. */
+const PROGRAM_PREFIX = '(async function () {\n';
+const PROGRAM_SUFFIX = '\n})()';
+const PROGRAM_PREFIX_LINES = 1;
+/** Interrupt polls tolerated after the run was stopped before the module is killed. */
+const POLLS_BEFORE_KILL = 8;
+/** Jobs run per call into QuickJS, so that the loop regains control between batches. */
+const JOBS_PER_BATCH = 512;
+const NEVER_SETTLED = 'the program never finished: a promise it awaited never settled';
+
+type Outcome = { ok: true; result: unknown } | { ok: false; error: SandboxError };
+
+interface HostCall {
+  name: string;
+  args: unknown;
+  deferred: QuickJSDeferredPromise;
+}
+
+/** One run: the limits' bookkeeping, the host-call queue and the loop that drives QuickJS. */
+class SandboxRun {
+  private readonly limits: SandboxLimits;
+  private readonly startedAt = performance.now();
+  private readonly output: OutputBuffer;
+  private readonly callAbort = new AbortController();
+  private cpuMs = 0;
+  private sliceStart: number | undefined;
+  private stop: SandboxError | undefined;
+  private toolCalls = 0;
+  private pollsSinceStop = 0;
+  private vm: SandboxVm | undefined;
+  private main: QuickJSHandle | undefined;
+  private readonly unsettled = new Set<HostCall>();
+  private readonly waiting: HostCall[] = [];
+  private inFlight = 0;
+  private readonly settled: { call: HostCall; envelope: string }[] = [];
+  private wakeUp: (() => void) | undefined;
+
+  constructor(private readonly options: SandboxRunOptions) {
+    this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...definedOnly(options.limits) };
+    this.output = new OutputBuffer(this.limits.maxOutputBytes);
+  }
+
+  async execute(): Promise<SandboxResult> {
+    const { signal } = this.options;
+    const onAbort = (): void => this.halt('aborted', 'the run was aborted');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const wallTimer = setTimeout(
+      () => this.halt('wall_time', `the program ran longer than its ${this.limits.wallTimeMs} ms wall-time limit`),
+      this.limits.wallTimeMs,
+    );
+    let outcome: Outcome;
+    try {
+      if (signal?.aborted) onAbort();
+      outcome = await this.drive();
+    } catch (error) {
+      outcome = this.hostFailure(error);
+    } finally {
+      clearTimeout(wallTimer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    return this.finish(outcome);
+  }
+
+  private async drive(): Promise<Outcome> {
+    if (this.stop) return { ok: false, error: this.stop };
+    let vm: SandboxVm;
+    try {
+      vm = await SandboxVm.create({
+        memoryBytes: this.limits.memoryBytes,
+        stackBytes: this.limits.stackBytes,
+        shouldInterrupt: () => this.shouldInterrupt(),
+      });
+    } catch (error) {
+      return this.stop ? { ok: false, error: this.stop } : internal(`the sandbox could not start: ${messageOf(error)}`);
+    }
+    this.vm = vm;
+    if (this.stop) return { ok: false, error: this.stop };
+    this.slice(() => vm.installPrelude(this.bindings(vm)));
+    const source = PROGRAM_PREFIX + this.options.code + PROGRAM_SUFFIX;
+    if (Buffer.byteLength(source) * 2 > vm.headroom) {
+      return { ok: false, error: { kind: 'memory', message: "the program's text is too large for the sandbox's memory" } };
+    }
+    const evaluated = this.slice(() => vm.context.evalCode(source, PROGRAM_FILE, { type: 'global' }));
+    if (evaluated.error) return this.failureOf(evaluated.error, 'syntax');
+    this.main = evaluated.value;
+    return this.settleMain(vm, evaluated.value);
+  }
+
+  /** Alternates between settling host calls and running QuickJS's jobs until the program's promise settles. */
+  private async settleMain(vm: SandboxVm, main: QuickJSHandle): Promise<Outcome> {
+    for (;;) {
+      if (this.stop) return { ok: false, error: this.stop };
+      this.applySettlements(vm);
+      const jobs = this.slice(() => vm.runtime.executePendingJobs(JOBS_PER_BATCH));
+      if (jobs.error) return this.failureOf(jobs.error);
+      if (this.stop) return { ok: false, error: this.stop };
+      const state = vm.context.getPromiseState(main);
+      if (state.type === 'fulfilled') {
+        try {
+          return this.resultOf(vm, state.value);
+        } finally {
+          if (!state.notAPromise) state.value.dispose();
+        }
+      }
+      if (state.type === 'rejected') return this.failureOf(state.error);
+      if (this.settled.length > 0 || vm.runtime.hasPendingJob()) continue;
+      if (this.inFlight === 0 && this.waiting.length === 0) return { ok: false, error: { kind: 'thrown', message: NEVER_SETTLED } };
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+      });
+    }
+  }
+
+  private resultOf(vm: SandboxVm, value: QuickJSHandle): Outcome {
+    const converted = this.slice(() => vm.toJson(value));
+    if ('error' in converted) {
+      const failure = this.failureOf(converted.error);
+      if (failure.ok || failure.error.kind !== 'thrown') return failure;
+      return { ok: false, error: { ...failure.error, message: `the program's result is not JSON-compatible: ${failure.error.message}` } };
+    }
+    if (converted.json === undefined) return { ok: true, result: undefined };
+    try {
+      return { ok: true, result: JSON.parse(converted.json) };
+    } catch (error) {
+      return { ok: false, error: { kind: 'thrown', message: `the program's result could not be read: ${messageOf(error)}` } };
+    }
+  }
+
+  /** Resolves the VM promises of host calls that have finished. */
+  private applySettlements(vm: SandboxVm): void {
+    for (const { call, envelope } of this.settled.splice(0)) {
+      this.unsettled.delete(call);
+      if (this.stop) {
+        call.deferred.dispose();
+        continue;
+      }
+      this.slice(() => {
+        const text = vm.newString(envelope);
+        try {
+          call.deferred.resolve(text);
+        } finally {
+          text.dispose();
+          call.deferred.dispose();
+        }
+      });
+    }
+  }
+
+  /** The host functions the prelude builds the program's globals on. */
+  private bindings(vm: SandboxVm): SandboxHostBindings {
+    const { functions, store } = this.options;
+    return {
+      toolNames: Object.keys(functions),
+      call: (name, argsJson) => this.guard(() => this.startCall(vm, name, argsJson)),
+      write: (text) => this.guard(() => this.output.write(text)),
+      store: (key, valueJson) =>
+        this.guard(() => {
+          if (!store) throw new Error('store() is not available in this run');
+          store.set(key, valueJson === undefined ? undefined : JSON.parse(valueJson));
+        }),
+      load: (key) =>
+        this.guard(() => {
+          if (!store) throw new Error('load() is not available in this run');
+          const value = store.get(key);
+          return value === undefined ? undefined : JSON.stringify(value);
+        }),
+    };
+  }
+
+  /** A host binding's body: a damaged read from the VM ends the run as out of memory. */
+  private guard<T>(body: () => T): T {
+    try {
+      return body();
+    } catch (error) {
+      if (error instanceof SandboxOutOfMemory) this.halt('memory', this.memoryMessage('InternalError: out of memory'));
+      throw error;
+    }
+  }
+
+  private startCall(vm: SandboxVm, name: string, argsJson: string | undefined): QuickJSHandle {
+    if (this.stop) throw new Error('the run is over');
+    if (!Object.hasOwn(this.options.functions, name)) throw new Error(`no function named ${name}`);
+    if (this.toolCalls >= this.limits.maxToolCalls) {
+      const message = `the program made more than ${this.limits.maxToolCalls} tool calls`;
+      this.halt('tool_calls', message);
+      throw new Error(message);
+    }
+    this.toolCalls += 1;
+    const args: unknown = argsJson === undefined ? undefined : JSON.parse(argsJson);
+    const call: HostCall = { name, args, deferred: vm.context.newPromise() };
+    this.unsettled.add(call);
+    this.waiting.push(call);
+    queueMicrotask(() => this.pumpCalls());
+    return call.deferred.handle;
+  }
+
+  /** Starts waiting calls while fewer than `maxConcurrentCalls` are in flight. */
+  private pumpCalls(): void {
+    while (!this.stop && this.inFlight < this.limits.maxConcurrentCalls && this.waiting.length > 0) {
+      const call = this.waiting.shift() as HostCall;
+      const fn = this.options.functions[call.name] as HostFunction;
+      const signal = this.callAbort.signal;
+      this.inFlight += 1;
+      Promise.resolve()
+        .then(() => fn(call.args, signal))
+        .then(
+          (value) => this.callSettled(call, resultEnvelope(call.name, value)),
+          (reason: unknown) => this.callSettled(call, errorEnvelope(reason)),
+        );
+    }
+  }
+
+  private callSettled(call: HostCall, envelope: string): void {
+    this.inFlight -= 1;
+    if (this.stop || !this.unsettled.has(call)) return;
+    this.settled.push({ call, envelope });
+    this.pumpCalls();
+    this.wake();
+  }
+
+  /** Turns a VM exception into the run's error; limits that stopped the run take precedence. */
+  private failureOf(thrown: QuickJSHandle, compileKind?: 'syntax'): { ok: false; error: SandboxError } {
+    try {
+      if (this.stop) return { ok: false, error: this.stop };
+      const vm = this.vm as SandboxVm;
+      const description = this.slice(() => vm.describe(thrown));
+      if (this.stop) return { ok: false, error: this.stop };
+      if (!description) {
+        return { ok: false, error: { kind: 'memory', message: this.memoryMessage('the program ran out of memory; its error could not be read') } };
+      }
+      return { ok: false, error: this.classify(description, compileKind) };
+    } finally {
+      if (!this.vm?.poisoned) thrown.dispose();
+    }
+  }
+
+  private classify(description: ThrownDescription, compileKind?: 'syntax'): SandboxError {
+    const { isError, name, message, stack } = description;
+    const line = programLine(stack, this.options.code);
+    const text = isError ? (name ? `${name}: ${message}` : message) : `Uncaught ${message}`;
+    const withLine = (kind: SandboxErrorKind, shown: string): SandboxError =>
+      line === undefined ? { kind, message: shown } : { kind, message: shown, line };
+    if (isError && name === 'InternalError' && /^(out of memory|string too long)/.test(message)) {
+      return withLine('memory', this.memoryMessage(text));
+    }
+    if (isError && ((name === 'InternalError' && message === 'stack overflow') || /call stack size exceeded/.test(message))) {
+      return withLine('stack', `${text} (the program recursed too deeply)`);
+    }
+    if (!isError && message === 'null' && this.vm?.nearLimit) {
+      // QuickJS throws null when it cannot even allocate its out-of-memory error.
+      return withLine('memory', this.memoryMessage('the program ran out of memory'));
+    }
+    if (compileKind === 'syntax' && isError && name === 'SyntaxError') return withLine('syntax', text);
+    return withLine('thrown', text);
+  }
+
+  /** Failures raised by the host side of the VM: traps and host stack overflows poison the module. */
+  private hostFailure(error: unknown): Outcome {
+    if (this.stop) return { ok: false, error: this.stop };
+    const vm = this.vm;
+    if (error instanceof SandboxOutOfMemory) return { ok: false, error: { kind: 'memory', message: this.memoryMessage('out of memory') } };
+    if (error instanceof RangeError && /call stack size exceeded/.test(error.message)) {
+      if (vm) vm.poisoned = true;
+      return { ok: false, error: { kind: 'stack', message: 'the program recursed deeper than the host stack allows' } };
+    }
+    if (isWasmTrap(error)) {
+      if (vm) vm.poisoned = true;
+      if (vm?.nearLimit) return { ok: false, error: { kind: 'memory', message: this.memoryMessage(`the sandbox stopped: ${error.message}`) } };
+      return internal(`the sandbox stopped: ${error.message}${vm?.lastModuleError ? ` (${vm.lastModuleError})` : ''}`);
+    }
+    return internal(`the sandbox failed: ${messageOf(error)}`);
+  }
+
+  private memoryMessage(text: string): string {
+    const mib = Math.round((this.vm?.maxBytes ?? this.limits.memoryBytes) / (1024 * 1024));
+    return `${text} (memory limit ${mib} MiB)`;
+  }
+
+  private shouldInterrupt(): boolean {
+    if (this.stop) {
+      // Polled again after an interrupt: something caught it; past a few polls, stop hard.
+      this.pollsSinceStop += 1;
+      if (this.pollsSinceStop > POLLS_BEFORE_KILL) this.vm?.kill();
+      return true;
+    }
+    const now = performance.now();
+    if (this.sliceStart !== undefined && this.cpuMs + (now - this.sliceStart) > this.limits.cpuTimeMs) {
+      this.halt('cpu_time', `the program used more than its ${this.limits.cpuTimeMs} ms of CPU time`);
+      return true;
+    }
+    if (now - this.startedAt > this.limits.wallTimeMs) {
+      this.halt('wall_time', `the program ran longer than its ${this.limits.wallTimeMs} ms wall-time limit`);
+      return true;
+    }
+    if (this.options.signal?.aborted) {
+      this.halt('aborted', 'the run was aborted');
+      return true;
+    }
+    return false;
+  }
+
+  /** Ends the run for `kind` (the first reason wins) and wakes the loop. */
+  private halt(kind: SandboxErrorKind, message: string): void {
+    this.stop ??= { kind, message };
+    this.wake();
+  }
+
+  private wake(): void {
+    const wakeUp = this.wakeUp;
+    this.wakeUp = undefined;
+    wakeUp?.();
+  }
+
+  /** Runs `body` as QuickJS time: it counts towards `cpuTimeMs`. */
+  private slice<T>(body: () => T): T {
+    if (this.sliceStart !== undefined) return body();
+    const start = performance.now();
+    this.sliceStart = start;
+    try {
+      return body();
+    } finally {
+      this.cpuMs += performance.now() - start;
+      this.sliceStart = undefined;
+    }
+  }
+
+  /** Aborts host calls still running, frees every handle and the VM, and builds the result. */
+  private finish(outcome: Outcome): SandboxResult {
+    this.stop ??= { kind: 'internal', message: 'the run is over' };
+    this.callAbort.abort(new Error(outcome.ok ? 'the program finished' : outcome.error.message));
+    let final = outcome;
+    const vm = this.vm;
+    if (vm && !vm.poisoned) {
+      try {
+        for (const call of this.unsettled) call.deferred.dispose();
+        if (this.main?.alive) this.main.dispose();
+        vm.dispose();
+      } catch (error) {
+        if (final.ok) final = internal(`the sandbox did not shut down cleanly: ${messageOf(error)}`);
+      }
+    }
+    this.unsettled.clear();
+    const result: SandboxResult = {
+      ok: final.ok,
+      stdout: this.output.text(),
+      droppedOutputBytes: this.output.droppedBytes,
+      stats: {
+        cpuTimeMs: Math.round(this.cpuMs),
+        wallTimeMs: Math.round(performance.now() - this.startedAt),
+        toolCalls: this.toolCalls,
+      },
+    };
+    if (final.ok) {
+      if (final.result !== undefined) result.result = final.result;
+    } else {
+      result.error = final.error;
+    }
+    return result;
+  }
+}
+
+/** The head of the output up to a byte cap; the rest is counted, not kept. */
+class OutputBuffer {
+  private readonly parts: string[] = [];
+  private keptBytes = 0;
+  droppedBytes = 0;
+
+  constructor(private readonly capBytes: number) {}
+
+  write(text: string): void {
+    const size = Buffer.byteLength(text, 'utf8');
+    const room = this.capBytes - this.keptBytes;
+    if (size <= room) {
+      this.parts.push(text);
+      this.keptBytes += size;
+      return;
+    }
+    if (room <= 0) {
+      this.droppedBytes += size;
+      return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    let cut = room;
+    while (cut > 0 && ((bytes[cut] as number) & 0xc0) === 0x80) cut -= 1;
+    this.parts.push(bytes.subarray(0, cut).toString('utf8'));
+    this.keptBytes += cut;
+    this.droppedBytes += size - cut;
+  }
+
+  text(): string {
+    return this.parts.join('');
+  }
+}
+
+function resultEnvelope(name: string, value: unknown): string {
+  try {
+    return JSON.stringify({ ok: true, value });
+  } catch (error) {
+    return errorEnvelope(new TypeError(`the result of ${name} is not JSON-compatible: ${messageOf(error)}`));
+  }
+}
+
+function errorEnvelope(reason: unknown): string {
+  let name = 'Error';
+  let message = 'the call failed';
+  try {
+    if (reason instanceof Error) {
+      if (typeof reason.name === 'string' && reason.name !== '') name = reason.name;
+      message = String(reason.message);
+    } else {
+      message = String(reason);
+    }
+  } catch {
+    // A reason whose fields cannot be read keeps the generic message.
+  }
+  return JSON.stringify({ ok: false, name, message });
+}
+
+/** The 1-based line of the innermost frame in the program's own code, clamped to the program. */
+function programLine(stack: string, code: string): number | undefined {
+  const match = /program\.js:(\d+)/.exec(stack);
+  if (!match) return undefined;
+  const lines = code.split('\n').length;
+  return Math.min(Math.max(Number(match[1]) - PROGRAM_PREFIX_LINES, 1), lines);
+}
+
+function internal(message: string): { ok: false; error: SandboxError } {
+  return { ok: false, error: { kind: 'internal', message } };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function definedOnly(limits: Partial<SandboxLimits> | undefined): Partial<SandboxLimits> {
+  const kept: Partial<SandboxLimits> = {};
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) kept[key as keyof SandboxLimits] = value;
+  }
+  return kept;
+}

@@ -1,0 +1,136 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { glob as matchFiles, isDynamicPattern } from 'tinyglobby';
+import { z } from 'zod';
+import { workspaceResource } from '../policy/workspace-resource';
+import { defineTool, type ToolContext } from './define-tool';
+import { plural } from './text-file';
+import { ToolInputError } from './tool-error';
+import { resolveWorkspacePath } from './workspace-path';
+
+const fence = '```';
+
+/** Most paths `glob` returns; the rest are counted, not listed. */
+export const GLOB_LIMIT = 1000;
+
+/** Folders a search skips unless its pattern or path names them. */
+export const SKIPPED_FOLDERS: readonly string[] = ['node_modules', '.git'];
+
+/**
+ * The files under `cwd` that `pattern` matches, as `/`-separated paths relative to `cwd`,
+ * sorted by code unit. Hidden entries (a name starting with `.`) match only where the pattern
+ * spells the dot; folders of `SKIPPED_FOLDERS` are skipped unless a segment of the pattern
+ * names them; symbolic links are not followed, so a search never leaves `cwd` through one and
+ * never loops, and nothing outside `cwd` is ever returned. A folder name alone matches nothing
+ * (write `src/**`). Never checks access.
+ */
+export async function findFiles(cwd: string, pattern: string, signal?: AbortSignal): Promise<string[]> {
+  const segments = pattern.split('/');
+  const ignore = SKIPPED_FOLDERS.filter((folder) => !segments.includes(folder)).map((folder) => `**/${folder}/**`);
+  const found = await matchFiles(pattern, {
+    cwd,
+    dot: false,
+    ignore,
+    followSymbolicLinks: false,
+    expandDirectories: false,
+    onlyFiles: true,
+    ...(signal ? { signal } : {}),
+  });
+  // A pattern can reach `..` in ways a segment check misses (braces, extglobs): keep `cwd`'s own files only.
+  return found.filter((path) => !path.startsWith('../') && !isAbsolute(path)).sort(compareCodeUnits);
+}
+
+/**
+ * Checks a glob pattern written by the model and returns it in the form `findFiles` takes:
+ * trimmed, without a leading `./`. Throws `ToolInputError` for an empty pattern, an absolute
+ * one (`/…`, `~/…`) and one with a `..` segment: patterns stay inside the workspace.
+ */
+export function normaliseGlobPattern(pattern: string): string {
+  const written = pattern.trim();
+  if (written === '') throw new ToolInputError('The pattern is empty: write a glob such as src/**/*.ts');
+  if (isAbsolute(written) || written.startsWith('~')) {
+    throw new ToolInputError(`Glob patterns are relative to the workspace: write e.g. src/**/*.ts, not ${written}`);
+  }
+  const segments = written.split('/');
+  if (segments.includes('..')) {
+    throw new ToolInputError(`Glob patterns cannot go up with "..": ${written} would leave the workspace`);
+  }
+  let relative = written;
+  while (relative.startsWith('./')) relative = relative.slice(2);
+  return relative === '' || relative === '.' ? '**' : relative;
+}
+
+/** Compares two strings by UTF-16 code units: the order that never depends on a locale. */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * `glob`: lists the workspace's files that match a glob pattern (`src/**\/*.ts`,
+ * `*.{md,txt}`), as sorted workspace-relative paths, at most `GLOB_LIMIT` of them (the count
+ * of the others is given). Files the caller may not read (`ctx.canAccess('read', resource)`,
+ * the resource as `workspaceResource` gives it) are left out and counted. Folders are never
+ * listed, only files. `value` is the array of paths. The call's own `resource` is the pattern.
+ * It never reads or writes a file's content.
+ */
+export const globTool = defineTool({
+  name: 'glob',
+  description: 'Find the files of the workspace whose path matches a glob pattern.',
+  instructions: [
+    `Find files with a ${fence}glob <pattern> block and an empty body, e.g. ${fence}glob src/**/*.ts.`,
+    'Patterns are relative to the workspace: * matches within one folder name, ** any number of folders, {a,b} either word.',
+    'You get the matching files (never folders), one workspace-relative path per line, sorted; hidden files only when the pattern spells the dot (.github/**).',
+    `node_modules/ and .git/ are skipped unless the pattern names them; symbolic links are not followed; at most ${GLOB_LIMIT} paths are listed.`,
+    'In programs, `await glob({ pattern })` returns the array of paths.',
+  ].join('\n'),
+  examples: [`${fence}glob src/**/*.test.ts`, fence].join('\n'),
+  blockTypes: ['glob'],
+  parameters: z.object({
+    pattern: z.string().describe('Glob pattern of the files to find, relative to the workspace, such as *.md, src/** or docs/*.txt'),
+  }),
+  block: { args: ['pattern'], content: 'pattern' },
+  callers: ['direct', 'program'],
+  mutating: false,
+  returns: 'string[]',
+  resource: ({ pattern }) => pattern.trim(),
+  async execute({ pattern }, ctx) {
+    let relative: string;
+    try {
+      relative = normaliseGlobPattern(pattern);
+    } catch (error) {
+      if (error instanceof ToolInputError) return { output: error.message, isError: true };
+      throw error;
+    }
+    const found = await findFiles(ctx.workspace, relative, ctx.signal);
+    const { canAccess } = ctx;
+    const allowed = canAccess ? found.filter((path) => canAccess('read', workspaceResource(ctx.workspace, path))) : found;
+    const refused = found.length - allowed.length;
+    const paths = allowed.slice(0, GLOB_LIMIT);
+    const details = { pattern: relative, matched: allowed.length, shown: paths.length, refused };
+    if (paths.length === 0) {
+      return { output: await describeNoMatch(relative, refused, ctx), value: paths, details };
+    }
+    const notes: string[] = [];
+    if (allowed.length > paths.length) {
+      notes.push(`… and ${plural(allowed.length - paths.length, 'more file')} not listed: narrow the pattern to see them`);
+    }
+    if (refused > 0) notes.push(`(${plural(refused, 'matching file')} you may not read left out)`);
+    return { output: [...paths, ...notes].join('\n'), value: paths, details };
+  },
+});
+
+async function describeNoMatch(pattern: string, refused: number, ctx: ToolContext): Promise<string> {
+  if (refused > 0) return `no files you may read match ${pattern} (${plural(refused, 'file')} left out)`;
+  if (!isDynamicPattern(pattern) && (await isFolder(resolveWorkspacePath(ctx.workspace, pattern)))) {
+    return `no files match ${pattern}: it is a folder; write ${pattern.replace(/\/+$/, '')}/** for the files in it`;
+  }
+  return `no files match ${pattern}`;
+}
+
+async function isFolder(absolute: string): Promise<boolean> {
+  try {
+    return (await stat(absolute)).isDirectory();
+  } catch {
+    return false;
+  }
+}

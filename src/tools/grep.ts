@@ -1,0 +1,217 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { workspaceResource } from '../policy/workspace-resource';
+import { defineTool, type ToolContext, type ToolResult } from './define-tool';
+import { runOnFile } from './file-errors';
+import { compareCodeUnits, findFiles } from './glob';
+import { plural } from './text-file';
+import { ToolInputError } from './tool-error';
+import { displayPath, type WorkspaceFile } from './workspace-path';
+
+const fence = '```';
+
+/** Most matching lines `grep` returns; the rest are counted, not listed. */
+export const GREP_MATCH_LIMIT = 500;
+
+/** Longest line text a match carries; longer lines are cut and end with `…`. */
+export const GREP_LINE_CHARS = 300;
+
+/** Files larger than this are not searched (they are counted). */
+export const GREP_FILE_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/** How far into a file to look for a NUL byte, the sign of a binary file (as git does). */
+const BINARY_SNIFF_BYTES = 8192;
+
+/** One matching line, as a program receives it. `line` counts from 1. */
+export interface GrepMatch {
+  path: string;
+  line: number;
+  text: string;
+}
+
+/** What searching a list of files found, before it is written up. */
+interface SearchTally {
+  matches: GrepMatch[];
+  /** Matching lines beyond `GREP_MATCH_LIMIT`. */
+  more: number;
+  searched: number;
+  refused: number;
+  binary: number;
+  large: number;
+}
+
+/**
+ * Compiles the pattern of a `grep` call: a JavaScript regular expression source, without
+ * flags. Line breaks around it (a block body's) are dropped. Throws `ToolInputError` for an
+ * empty pattern, one spanning several lines (the search is line by line) and one that is not
+ * a valid regular expression, saying how to write it.
+ */
+export function compileGrepPattern(pattern: string): RegExp {
+  const source = pattern.replace(/^[\r\n]+|[\r\n]+$/g, '');
+  if (source === '') {
+    throw new ToolInputError(`The pattern is empty: write the regular expression as the block's body, e.g. ${fence}grep src, then TODO on the next line`);
+  }
+  if (/[\r\n]/.test(source)) {
+    throw new ToolInputError('grep searches line by line: write the pattern on one line (join alternatives with |)');
+  }
+  try {
+    return new RegExp(source);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ToolInputError(`${reason}. The pattern is a JavaScript regular expression: escape special characters with a backslash (\\( \\. \\[)`);
+  }
+}
+
+/**
+ * `grep`: searches the text files under a path of the workspace (the whole workspace by
+ * default) for lines matching a JavaScript regular expression, and lists them as
+ * `path:line: text`, files in path order and lines in file order. Folders are searched like
+ * `glob` walks them (hidden entries, `node_modules/` and `.git/` skipped unless the path is
+ * inside them, symbolic links not followed); binary files and files over
+ * `GREP_FILE_LIMIT_BYTES` are skipped; files the caller may not read
+ * (`ctx.canAccess('read', resource)`, the resource as `workspaceResource` gives it) are left
+ * out. The call's own `resource` is the searched path, given the same way. At most
+ * `GREP_MATCH_LIMIT` lines are listed and each is cut to `GREP_LINE_CHARS`. `value` holds the
+ * same matches as objects. It never writes anything.
+ */
+export const grepTool = defineTool({
+  name: 'grep',
+  description: 'Search the text files of the workspace for lines matching a regular expression.',
+  instructions: [
+    `Search with a ${fence}grep <path> block whose body is the pattern, a JavaScript regular expression on one line (spaces are part of it).`,
+    'The path is a file or folder relative to the workspace; leave it out to search the whole workspace.',
+    'You get one `path:line: text` line per match. The search is case-sensitive: write [Tt]odo for either case; escape ( . [ with a backslash.',
+    `Binary files, files over 2 MB, hidden files, node_modules/ and .git/ are skipped (name a path inside them to search there). At most ${GREP_MATCH_LIMIT} matches are listed; lines are cut to ${GREP_LINE_CHARS} characters.`,
+    'In programs, `await grep({ pattern, path })` returns an array of { path, line, text }; in a JavaScript string, double each backslash ("\\\\(").',
+  ].join('\n'),
+  examples: [`${fence}grep src`, 'function \\w+Tool\\(', fence].join('\n'),
+  blockTypes: ['grep'],
+  parameters: z.object({
+    pattern: z.string().describe('JavaScript regular expression to look for in each line, without slashes or flags'),
+    path: z.string().optional().describe('File or folder to search, relative to the workspace; default the whole workspace'),
+  }),
+  block: { args: ['path'], content: 'pattern' },
+  callers: ['direct', 'program'],
+  mutating: false,
+  returns: '{ path: string; line: number; text: string }[]',
+  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, searchPath(path)),
+  async execute({ pattern, path }, ctx) {
+    let regex: RegExp;
+    try {
+      regex = compileGrepPattern(pattern);
+    } catch (error) {
+      if (error instanceof ToolInputError) return { output: error.message, isError: true };
+      throw error;
+    }
+    return runOnFile(ctx.workspace, searchPath(path), async (root) => {
+      const info = await stat(root.absolute);
+      if (info.isFile()) {
+        const refusal = await refuseSingleFile(root, info.size);
+        if (refusal !== undefined) return refusal;
+        return report(regex, root, await searchFiles(regex, [root], ctx));
+      }
+      if (!info.isDirectory()) return { output: `${root.shown} is neither a file nor a folder`, isError: true };
+      const found = await findFiles(root.absolute, '**', ctx.signal);
+      const files = found.map((relative) => {
+        const absolute = join(root.absolute, relative);
+        return { absolute, shown: displayPath(ctx.workspace, absolute) };
+      });
+      return report(regex, root, await searchFiles(regex, files, ctx));
+    });
+  },
+});
+
+function searchPath(path: string | undefined): string {
+  return path === undefined || path.trim() === '' ? '.' : path;
+}
+
+/** A file named on its own is refused with a reason when it is too large or binary. */
+async function refuseSingleFile(file: WorkspaceFile, size: number): Promise<ToolResult | undefined> {
+  if (size > GREP_FILE_LIMIT_BYTES) {
+    return { output: `${file.shown} is over 2 MB (${plural(size, 'byte')}); search it with the shell (grep -n)`, isError: true };
+  }
+  if (isBinary(await readFile(file.absolute))) {
+    return { output: `${file.shown} is a binary file; grep searches text files only`, isError: true };
+  }
+  return undefined;
+}
+
+async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: ToolContext): Promise<SearchTally> {
+  const tally: SearchTally = { matches: [], more: 0, searched: 0, refused: 0, binary: 0, large: 0 };
+  const ordered = [...files].sort((a, b) => compareCodeUnits(a.shown, b.shown));
+  for (const file of ordered) {
+    ctx.signal.throwIfAborted();
+    if (ctx.canAccess && !ctx.canAccess('read', workspaceResource(ctx.workspace, file.absolute))) {
+      tally.refused += 1;
+      continue;
+    }
+    const text = await readSearchable(file, tally, ctx.signal);
+    if (text === undefined) continue;
+    tally.searched += 1;
+    searchText(regex, file.shown, text, tally);
+  }
+  return tally;
+}
+
+/** The file's text, or `undefined` (counted in `tally`) when it is too large, binary or gone. */
+async function readSearchable(file: WorkspaceFile, tally: SearchTally, signal: AbortSignal): Promise<string | undefined> {
+  let bytes: Buffer;
+  try {
+    const info = await stat(file.absolute);
+    if (info.size > GREP_FILE_LIMIT_BYTES) {
+      tally.large += 1;
+      return undefined;
+    }
+    bytes = await readFile(file.absolute, { signal });
+  } catch (error) {
+    // A file removed or made unreadable while the search runs is passed over, like grep -s.
+    if (error instanceof Error && 'code' in error && typeof error.code === 'string') return undefined;
+    throw error;
+  }
+  if (isBinary(bytes)) {
+    tally.binary += 1;
+    return undefined;
+  }
+  return bytes.toString('utf8').replace(/^\uFEFF/, '');
+}
+
+function searchText(regex: RegExp, path: string, text: string, tally: SearchTally): void {
+  const lines = text.split('\n');
+  lines.forEach((raw, index) => {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (!regex.test(line)) return;
+    if (tally.matches.length >= GREP_MATCH_LIMIT) {
+      tally.more += 1;
+      return;
+    }
+    tally.matches.push({ path, line: index + 1, text: cutLine(line) });
+  });
+}
+
+function report(regex: RegExp, root: WorkspaceFile, tally: SearchTally): ToolResult {
+  const { matches, more, searched, refused, binary, large } = tally;
+  const details = { pattern: regex.source, path: root.shown, searched, matches: matches.length + more, refused, binary, large };
+  const notes: string[] = [];
+  if (more > 0) notes.push(`… and ${plural(more, 'more match', 'more matches')} not shown: narrow the pattern or the path`);
+  if (large > 0) notes.push(`(${plural(large, 'file')} over 2 MB not searched)`);
+  if (refused > 0) notes.push(`(${plural(refused, 'file')} you may not read left out)`);
+  if (matches.length === 0) {
+    const where = root.shown === '.' ? 'the workspace' : root.shown;
+    return { output: [`no matches for ${regex.source} in ${where}`, ...notes].join('\n'), value: matches, details };
+  }
+  const lines = matches.map((match) => `${match.path}:${match.line}: ${match.text}`);
+  return { output: [...lines, ...notes].join('\n'), value: matches, details };
+}
+
+function cutLine(line: string): string {
+  if (line.length <= GREP_LINE_CHARS) return line;
+  const code = line.charCodeAt(GREP_LINE_CHARS - 1);
+  // Never cut between the two halves of a surrogate pair.
+  const end = code >= 0xd800 && code <= 0xdbff ? GREP_LINE_CHARS - 1 : GREP_LINE_CHARS;
+  return `${line.slice(0, end)}…`;
+}
+
+function isBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
+}

@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import type { PolicyRule } from '../policy/admit';
+import type { ProgramStore } from '../ptc/program-store';
+import { runProgram, type ProgramRun, type ProgramTool } from '../ptc/run-program';
+import type { SandboxLimits } from '../runtime/sandbox';
+import { toolDeclarations } from './declarations';
+import { defineTool, type ToolContext, type ToolSpec } from './define-tool';
+import { invokeTool } from './invoke-tool';
+
+/**
+ * The tools a program may call: those whose `callers` include `program`, plus the built-in
+ * ones the configuration makes eligible by name (`[ptc] eligible = ["save"]`). Never `ptc`.
+ */
+export function eligibleTools(tools: readonly ToolSpec[], extraNames: readonly string[] = []): ToolSpec[] {
+  return tools.filter((tool) => tool.name !== 'ptc' && (tool.callers.includes('program') || extraNames.includes(tool.name)));
+}
+
+/**
+ * Each eligible tool as a program sees it. A call goes through `invokeTool` — validation,
+ * admission with the program's principal and intent, the tool itself — and the program
+ * receives the tool's `value` (its text output when it has none).
+ */
+export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules: readonly PolicyRule[]): Record<string, ProgramTool> {
+  const map: Record<string, ProgramTool> = {};
+  for (const spec of tools) {
+    map[spec.name] = async (args, call) => {
+      const caller = { principal: call.principal, rules, ...(call.intent ? { intent: call.intent } : {}) };
+      const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, signal: call.signal }, caller);
+      const where = resource === undefined ? {} : { resource };
+      if (result.isError) return { decision, ...where, ok: false, error: result.output };
+      return { decision, ...where, ok: true, value: result.value !== undefined ? result.value : result.output };
+    };
+  }
+  return map;
+}
+
+/** What the `ptc` tool needs from its session. */
+export interface PtcToolOptions {
+  /** The tools programs may call (see `eligibleTools`). */
+  tools: readonly ToolSpec[];
+  rules: readonly PolicyRule[];
+  limits?: Partial<SandboxLimits>;
+  store?: ProgramStore;
+  session: { id: string; dir: string };
+}
+
+/** Makes the `ptc` tool: runs a ```` ```ptc ```` block as a program over the eligible tools. */
+export function createPtcTool(options: PtcToolOptions) {
+  const names = options.tools.map((t) => t.name);
+  return defineTool({
+    name: 'ptc',
+    description: 'Run a short JavaScript program that calls tools, for loops, parallel calls and aggregation.',
+    instructions: [
+      'Write JavaScript in a ```ptc block when a task needs several tool calls: a loop, parallel reads, filtering or totals.',
+      'The program runs in a sandbox; only what it prints (and its top-level `return` value) comes back to you, so keep large intermediate data inside it.',
+      'Each tool is an async function of one object argument: `await read({ path: "a.txt" })`, also as `tools.read(...)`.',
+      'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel (Promise.all); unique(array); JSON; store(key, value) and load(key) keep JSON values for later programs of this session.',
+      'A failed or refused call throws an Error you can catch. There is no file system, network, process, require or import: use the tools.',
+      'Start the program with a comment saying what it is for: `// intent: <purpose>`.',
+      names.length > 0 ? 'The tools programs can call:' : 'No tools can be called from programs in this session.',
+      ...(names.length > 0 ? ['```ts', toolDeclarations(options.tools), '```'] : []),
+    ].join('\n'),
+    examples: [
+      '```ptc',
+      '// intent: count TODO lines in the TypeScript sources',
+      'const files = await glob({ pattern: "src/**/*.ts" });',
+      'const texts = await gather(files.map((path) => read({ path })));',
+      'const counts = files.map((path, i) => [path, texts[i].split("\\n").filter((l) => l.includes("TODO")).length]);',
+      'print(counts.filter(([, n]) => n > 0));',
+      '```',
+    ].join('\n'),
+    blockTypes: ['ptc'],
+    parameters: z.object({ code: z.string().describe('The JavaScript program') }),
+    block: { content: 'code' },
+    callers: ['direct'],
+    mutating: options.tools.some((t) => t.mutating),
+    async execute({ code }, ctx) {
+      if (!code.trim()) return { output: 'The ptc block was empty: write the program inside it.', isError: true };
+      const run = await runProgram({
+        code,
+        tools: programTools(options.tools, ctx, options.rules),
+        session: options.session,
+        signal: ctx.signal,
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.store ? { store: options.store } : {}),
+      });
+      return { output: describeRun(run), value: run.trace.result, isError: !run.trace.ok, details: run };
+    },
+  });
+}
+
+/**
+ * A run as the model reads it: the program's output, its result, the error with its line,
+ * and one line naming the trace.
+ */
+export function describeRun(run: ProgramRun): string {
+  const { trace } = run;
+  const parts: string[] = [];
+  if (trace.stdout) parts.push(trace.stdout.replace(/\n+$/, ''));
+  if (trace.droppedOutputBytes > 0) parts.push(`[${trace.droppedOutputBytes} more bytes of output were dropped]`);
+  if (trace.result !== undefined) parts.push(`Result: ${JSON.stringify(trace.result, null, 2)}`);
+  if (trace.error) {
+    const where = trace.error.line === undefined ? '' : ` at line ${trace.error.line}`;
+    parts.push(`Program failed (${trace.error.kind})${where}: ${trace.error.message}`);
+  }
+  const calls = trace.calls.length;
+  const refused = trace.calls.filter((c) => c.decision !== undefined && c.decision.action !== 'allow').length;
+  parts.push(`[${calls} tool call${calls === 1 ? '' : 's'}${refused ? `, ${refused} refused by policy` : ''}; trace ${trace.id}]`);
+  return parts.join('\n');
+}

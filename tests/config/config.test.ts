@@ -1,0 +1,233 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PTC_CONFIG, loadConfig, userConfigPath, type LoadConfigResult } from '../../src/config/config';
+import { configHome } from '../../src/config/paths';
+import { useTempWorkspace } from '../support/tool-context';
+
+const root = useTempWorkspace('fence-config-');
+
+function dirs() {
+  return { workspace: join(root(), 'project'), env: { XDG_CONFIG_HOME: join(root(), 'xdg') } };
+}
+
+async function writeConfigs(files: { user?: string; project?: string }): Promise<LoadConfigResult> {
+  const { workspace, env } = dirs();
+  await mkdir(workspace, { recursive: true });
+  await mkdir(join(env.XDG_CONFIG_HOME, 'fence'), { recursive: true });
+  if (files.user !== undefined) await writeFile(join(env.XDG_CONFIG_HOME, 'fence/config.toml'), files.user);
+  if (files.project !== undefined) await writeFile(join(workspace, 'fence.toml'), files.project);
+  return loadConfig({ workspace, env });
+}
+
+/** The error of a project `fence.toml` with this text. */
+async function projectError(text: string): Promise<string> {
+  const result = await writeConfigs({ project: text });
+  if (!('error' in result)) throw new Error(`expected an error, got ${JSON.stringify(result.config)}`);
+  return result.error;
+}
+
+const expenses = `
+[tools.get_expenses]
+description = "Expense records of one employee"
+command = ["node", "tools/get-expenses.js"]
+parameters = { type = "object", properties = { id = { type = "string" } }, required = ["id"] }
+`;
+
+describe('configHome', () => {
+  it('uses an absolute XDG_CONFIG_HOME, else ~/.config', () => {
+    expect(configHome({ XDG_CONFIG_HOME: '/x/conf' })).toBe('/x/conf/fence');
+    expect(configHome({ XDG_CONFIG_HOME: 'relative/conf' })).toMatch(/\.config\/fence$/);
+    expect(configHome({})).toMatch(/\.config\/fence$/);
+    expect(userConfigPath({ XDG_CONFIG_HOME: '/x/conf' })).toBe('/x/conf/fence/config.toml');
+  });
+});
+
+describe('loadConfig', () => {
+  it('gives the defaults when neither file exists', async () => {
+    expect(await writeConfigs({})).toEqual({ config: { tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [] } });
+    expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
+  });
+
+  it('reads a complete project file', async () => {
+    const result = await writeConfigs({
+      project: `${expenses}
+callers = ["program"]
+returns = "Expense[]"
+env = ["FINANCE_TOKEN"]
+timeout = 5
+cwd = "tools"
+
+[[policy]]
+tool = "read"
+resource = "secrets/**"
+principal = "program:*"
+intent = "*"
+action = "deny"
+reason = "secrets stay out of programs"
+
+[ptc]
+memory_mb = 128
+cpu_time_s = 2.5
+eligible = ["save", "shell"]
+`,
+    });
+    expect(result).toEqual({
+      config: {
+        tools: {
+          get_expenses: {
+            description: 'Expense records of one employee',
+            command: ['node', 'tools/get-expenses.js'],
+            parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+            callers: ['program'],
+            returns: 'Expense[]',
+            env: ['FINANCE_TOKEN'],
+            timeout: 5,
+            cwd: 'tools',
+          },
+        },
+        policy: [{ tool: 'read', resource: 'secrets/**', principal: 'program:*', intent: '*', action: 'deny', reason: 'secrets stay out of programs' }],
+        ptc: { ...DEFAULT_PTC_CONFIG, memoryMb: 128, cpuTimeSeconds: 2.5, eligible: ['save', 'shell'] },
+        sources: [join(dirs().workspace, 'fence.toml')],
+      },
+    });
+  });
+
+  it('merges the project file over the user file', async () => {
+    const result = await writeConfigs({
+      user: `
+[tools.get_expenses]
+description = "user version"
+command = ["get-expenses"]
+returns = "unknown"
+
+[tools.weather]
+description = "Weather"
+command = ["weather"]
+
+[[policy]]
+tool = "shell"
+action = "ask"
+
+[ptc]
+memory_mb = 32
+max_tool_calls = 10
+eligible = ["save"]
+`,
+      project: `${expenses}
+[[policy]]
+tool = "read"
+action = "deny"
+
+[[policy]]
+tool = "save"
+action = "allow"
+
+[ptc]
+max_tool_calls = 50
+`,
+    });
+    if (!('config' in result)) throw new Error(result.error);
+    const { config } = result;
+    expect(Object.keys(config.tools).sort()).toEqual(['get_expenses', 'weather']);
+    // The project's entry replaces the user's whole: nothing of "returns" is left.
+    expect(config.tools.get_expenses).toEqual({
+      description: 'Expense records of one employee',
+      command: ['node', 'tools/get-expenses.js'],
+      parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+    });
+    expect(config.policy.map((rule) => rule.tool)).toEqual(['read', 'save', 'shell']);
+    expect(config.ptc).toEqual({ ...DEFAULT_PTC_CONFIG, memoryMb: 32, maxToolCalls: 50, eligible: ['save'] });
+    expect(config.sources).toEqual([join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml'), join(dirs().workspace, 'fence.toml')]);
+  });
+
+  it('reads the user file alone', async () => {
+    const result = await writeConfigs({ user: '[ptc]\nstack_kb = 1024\n' });
+    expect(result).toMatchObject({ config: { ptc: { stackKb: 1024 }, sources: [join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml')] } });
+  });
+
+  it('names the file, line and column of a syntax error', async () => {
+    expect(await projectError('[ptc]\nmemory_mb = 64\nstack_kb = \n')).toMatch(/^fence\.toml: line 3, column \d+: .+/);
+    const user = await writeConfigs({ user: 'a = 1\na = 2\n' });
+    expect(user).toEqual({ error: expect.stringMatching(/^\/.*fence\/config\.toml: line 2, column 1: .*redefine/) });
+  });
+
+  it('names the key of a value of the wrong type', async () => {
+    expect(await projectError('[tools.get_expenses]\ndescription = "d"\ncommand = "node tools/x.js"\n')).toBe(
+      'fence.toml: tools.get_expenses.command: expected an array of strings, got a string',
+    );
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["node", 3]\n')).toBe(
+      'fence.toml: tools.x.command: expected an array of strings, got an array holding an integer',
+    );
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = []\n')).toMatch(/^fence\.toml: tools\.x\.command: must name the program to run/);
+    expect(await projectError('[tools.x]\ncommand = ["x"]\n')).toBe('fence.toml: tools.x.description: missing (required)');
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\ntimeout = "30s"\n')).toBe(
+      'fence.toml: tools.x.timeout: expected a positive number, got a string',
+    );
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\ncallers = ["model"]\n')).toMatch(
+      /^fence\.toml: tools\.x\.callers: expected a non-empty array of "direct" and "program"/,
+    );
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\nenv = ["MY-TOKEN"]\n')).toMatch(/^fence\.toml: tools\.x\.env: /);
+    expect(await projectError('tools = 3\n')).toMatch(/^fence\.toml: tools: expected a table of tools/);
+    expect(await projectError('[tools]\nx = "node"\n')).toBe('fence.toml: tools.x: expected a table, got a string');
+  });
+
+  it('names the key of a bad policy rule and of a bad [ptc] value', async () => {
+    expect(await projectError('[[policy]]\ntool = "read"\naction = "block"\n')).toBe('fence.toml: policy[0].action: expected "allow", "deny" or "ask"');
+    expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\n[[policy]]\naction = "deny"\n')).toMatch(
+      /^fence\.toml: policy\[1\]\.tool: missing/,
+    );
+    expect(await projectError('[policy]\ntool = "read"\naction = "deny"\n')).toMatch(/^fence\.toml: policy: expected an array of tables, written \[\[policy\]\]/);
+    expect(await projectError('[ptc]\nmemory_mb = 0\n')).toBe('fence.toml: ptc.memory_mb: expected a positive integer');
+    expect(await projectError('[ptc]\nmax_tool_calls = 1.5\n')).toBe('fence.toml: ptc.max_tool_calls: expected a positive integer, got a float');
+    expect(await projectError('[ptc]\neligible = ["sav"]\n')).toMatch(/^fence\.toml: ptc\.eligible: "sav" is not a built-in tool/);
+  });
+
+  it('refuses unknown keys, naming them and the known ones', async () => {
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tools, policy, ptc)');
+    expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
+    expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
+    expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
+  });
+
+  it('refuses tool names that are not JavaScript identifiers or that are taken', async () => {
+    const tool = (name: string) => `[tools.${name}]\ndescription = "d"\ncommand = ["x"]\n`;
+    expect(await projectError(tool('get-expenses'))).toMatch(/^fence\.toml: tools\.get-expenses: a tool name must be a JavaScript identifier/);
+    expect(await projectError(tool('"my tool"'))).toMatch(/^fence\.toml: tools\."my tool": a tool name must be a JavaScript identifier/);
+    expect(await projectError(tool('2fa'))).toMatch(/must be a JavaScript identifier/);
+    expect(await projectError(tool('read'))).toBe('fence.toml: tools.read: "read" is the name of a built-in tool; choose another name');
+    expect(await projectError(tool('ptc'))).toMatch(/built-in tool/);
+    expect(await projectError(tool('delete'))).toMatch(/reserved word/);
+    expect(await projectError(tool('print'))).toMatch(/already a global of programs/);
+  });
+
+  it('refuses parameters that are not an object schema', async () => {
+    const tool = (parameters: string) => `[tools.x]\ndescription = "d"\ncommand = ["x"]\nparameters = ${parameters}\n`;
+    expect(await projectError(tool('{ type = "string" }'))).toBe(
+      'fence.toml: tools.x.parameters: must be a JSON schema of type "object" (the tool takes one object of named arguments), but it has type "string"',
+    );
+    expect(await projectError(tool('"object"'))).toMatch(/^fence\.toml: tools\.x\.parameters: expected a JSON schema table/);
+    expect(await projectError(tool('{ type = "objekt" }'))).toMatch(/^fence\.toml: tools\.x\.parameters: is not a JSON schema fence can use: /);
+  });
+
+  it('reports the user file by its path', async () => {
+    const result = await writeConfigs({ user: '[ptc]\nmemory_mb = -1\n' });
+    expect(result).toEqual({ error: `${join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml')}: ptc.memory_mb: expected a positive integer` });
+  });
+
+  it('says when a file exists but cannot be read', async () => {
+    const { workspace, env } = dirs();
+    await mkdir(join(workspace, 'fence.toml'), { recursive: true });
+    expect(loadConfig({ workspace, env })).toEqual({ error: 'fence.toml: cannot be read (EISDIR)' });
+    if (process.getuid?.() !== 0) {
+      await mkdir(join(env.XDG_CONFIG_HOME, 'fence'), { recursive: true });
+      await writeFile(userConfigPath(env), '');
+      await chmod(userConfigPath(env), 0o000);
+      expect(loadConfig({ workspace, env })).toEqual({ error: `${userConfigPath(env)}: cannot be read (EACCES)` });
+    }
+  });
+
+  it('accepts a byte-order mark and an empty file', async () => {
+    expect(await writeConfigs({ project: '\uFEFF[ptc]\nstack_kb = 256\n', user: '' })).toMatchObject({ config: { ptc: { stackKb: 256 } } });
+  });
+});
