@@ -30,7 +30,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     err.write(`fence: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}\n`);
     return 1;
   }
-  let args: unknown;
+  let args: unknown = null;
   if (options.jsonArgs !== undefined) {
     try {
       args = JSON.parse(options.jsonArgs);
@@ -77,7 +77,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
       limits: toolset.limits,
       signal: controller.signal,
       session,
-      ...(args !== undefined ? { globals: { args } } : {}),
+      globals: { args },
     });
     const { trace } = run;
     if (trace.stdout) process.stdout.write(trace.stdout.endsWith('\n') ? trace.stdout : `${trace.stdout}\n`);

@@ -52,7 +52,7 @@ export const DEFAULT_PTC_CONFIG: Readonly<PtcConfig> = Object.freeze({
   memoryMb: 64,
   cpuTimeSeconds: 10,
   wallTimeSeconds: 30,
-  stackKb: 512,
+  stackKb: 256,
   maxToolCalls: 1000,
   maxConcurrentCalls: 16,
   maxOutputKb: 1024,

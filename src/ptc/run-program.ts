@@ -35,6 +35,8 @@ export interface RunProgramOptions {
   session: { id: string; dir: string };
   /** Overrides the principal (default `program:<first 12 hex of the code's sha256>`). */
   principal?: string;
+  /** JSON values defined as globals of the program (`fence run --json-args` gives `args`). */
+  globals?: Record<string, unknown>;
 }
 
 /** A finished run: its trace and where the trace was written. */
@@ -96,6 +98,7 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
     limits,
     ...(options.store ? { store: options.store } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.globals ? { globals: options.globals } : {}),
   });
   ended = true;
   const unfinished = [...running.values()].map((call) => ({ ...call, error: 'still running when the program ended' }));

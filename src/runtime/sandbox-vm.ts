@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { createContext, Script } from 'node:vm';
 import syncVariant from '@jitl/quickjs-wasmfile-release-sync';
 import {
   newQuickJSWASMModuleFromVariant,
@@ -9,7 +10,7 @@ import {
   type QuickJSHandle,
   type QuickJSRuntime,
 } from 'quickjs-emscripten-core';
-import { PRELUDE_FILE, PRELUDE_SOURCE, parseThrownDescription, type ThrownDescription } from './sandbox-prelude';
+import { PRELUDE_FILE, PRELUDE_SOURCE, parseThrownDescription, type ThrownDescription } from './sandbox-values';
 
 /** The few WebAssembly APIs used here; the project's type libraries (ES2023, Node 20) do not declare them. */
 interface WasmMemory {
@@ -46,22 +47,17 @@ export const MIN_SANDBOX_MEMORY_BYTES = 24 * MIB;
 const SAFE_HOST_STRING_BYTES = 1024;
 const SAFE_CHUNK_UNITS = Math.floor((SAFE_HOST_STRING_BYTES - 1) / 3);
 
-/** What is learnt once per process about the QuickJS build. */
-interface Engine {
-  /** The compiled module; immutable, shared by every sandbox, each with its own memory. */
-  module: object;
-  /** Byte offset of `interrupt_counter` in QuickJS's JSContext, when calibration found it. */
-  counterOffset: number | undefined;
-}
-
-/** One compile (and one calibration) per process; a failure is retried by the next caller. */
-const loadEngine: () => Promise<Engine> = (() => {
-  let pending: Promise<Engine> | undefined;
+/**
+ * One compile of the QuickJS WebAssembly per process: a compiled module is immutable and is
+ * shared by every sandbox, each of which instantiates it with its own capped memory. A failed
+ * compile is retried by the next caller.
+ */
+const compiledModule: () => Promise<object> = (() => {
+  let pending: Promise<object> | undefined;
   return () => {
     pending ??= (async () => {
       const path = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
-      const module = await wasm.compile(await readFile(path));
-      return { module, counterOffset: await findCounterOffset(module) };
+      return wasm.compile(await readFile(path));
     })();
     pending.catch(() => {
       pending = undefined;
@@ -82,6 +78,10 @@ export interface SandboxHostBindings {
   load(key: string): string | undefined;
   /** Names of the tools to expose. */
   toolNames: string[];
+  /** JSON text of an object whose properties become globals. */
+  globalsJson: string;
+  /** Told when a string read from the VM came back damaged: the run is out of memory. */
+  outOfMemory(): void;
 }
 
 export interface SandboxVmOptions {
@@ -98,32 +98,22 @@ export class SandboxOutOfMemory extends Error {
   override name = 'SandboxOutOfMemory';
 }
 
-/**
- * What the host keeps about one module instance: diagnostics, and the means to stop it hard.
- * QuickJS's interrupt raises an error that an async function turns into a rejection, so a
- * program can go on after it (`async function f() { for (;;); } for (;;) f();`). The kill
- * switch covers that: once requested, the import through which QuickJS polls for interrupts
- * throws, unwinding the whole WebAssembly stack, and the module is never used again.
- */
-interface ModuleControl {
-  lastModuleError: string;
-  /** The import being called most recently, as `module.name`. */
-  lastImport: string;
-  /** The import through which QuickJS polls the interrupt handler, learnt at the first poll. */
-  interruptImport: string | undefined;
-  killRequested: boolean;
-}
-
-/** Thrown through the module's stack by the kill switch. */
-export class SandboxKilled extends Error {
-  override name = 'SandboxKilled';
+/** Raised when the watchdog stopped a stretch of QuickJS execution that ran past its time. */
+export class SandboxTimedOut extends Error {
+  override name = 'SandboxTimedOut';
 }
 
 /**
  * A QuickJS runtime and context inside a WebAssembly instance of its own, whose memory can
  * never grow past the cap: the module is thrown away with the run, so nothing a program does
  * to it outlives the run. After a host-level failure inside the module (a trap, an overflow of
- * the host stack, the kill switch) it is `poisoned` and is dropped without being touched again.
+ * the host stack, the watchdog) it is `poisoned` and is dropped without being touched again.
+ *
+ * Every entry into QuickJS should go through {@link SandboxVm.guard}: QuickJS polls its
+ * interrupt handler only every 10,000 counted operations, and an async function turns the
+ * interrupt into a rejection the program may ignore, so the handler alone bounds neither a
+ * program of few slow native operations (large JSON round trips, sorts) nor one that
+ * swallows interrupts (`async function f() { for (;;); } for (;;) f();`).
  */
 export class SandboxVm {
   poisoned = false;
@@ -137,42 +127,41 @@ export class SandboxVm {
     readonly context: QuickJSContext,
     private readonly memory: WasmMemory,
     readonly maxBytes: number,
-    private readonly control: ModuleControl,
+    private readonly diagnostics: ModuleDiagnostics,
+    private readonly watchdog: Watchdog,
   ) {}
 
   /** The last line the module wrote to its stderr (an abort message), for diagnostics. */
   get lastModuleError(): string {
-    return this.control.lastModuleError;
+    return this.diagnostics.lastModuleError;
   }
 
   /** Instantiates QuickJS with a fresh memory capped at `memoryBytes` and applies the limits. */
   static async create(options: SandboxVmOptions): Promise<SandboxVm> {
     const maxPages = Math.ceil(Math.max(options.memoryBytes, MIN_SANDBOX_MEMORY_BYTES) / WASM_PAGE_BYTES);
     const maxBytes = maxPages * WASM_PAGE_BYTES;
-    const engine = await loadEngine();
-    const { quickjs, memory, control } = await instantiate(engine.module, maxPages);
+    const { quickjs, memory, diagnostics } = await instantiate(await compiledModule(), maxPages);
     const runtime = quickjs.newRuntime();
     runtime.setMemoryLimit(maxBytes - STATIC_BYTES - hostReserveOf(maxBytes));
     runtime.setMaxStackSize(Math.max(0, Math.floor(options.stackBytes)));
+    runtime.setInterruptHandler(() => options.shouldInterrupt());
     runtime.removeModuleLoader();
-    const context = runtime.newContext();
-    const pacer = engine.counterOffset === undefined ? undefined : new InterruptPacer(memory, contextPointer(context) + engine.counterOffset);
-    runtime.setInterruptHandler(() => {
-      control.interruptImport ??= control.lastImport;
-      const interrupt = options.shouldInterrupt();
-      pacer?.afterPoll(interrupt);
-      return interrupt;
-    });
-    return new SandboxVm(runtime, context, memory, maxBytes, control);
+    return new SandboxVm(runtime, runtime.newContext(), memory, maxBytes, diagnostics, new Watchdog());
   }
 
   /**
-   * Stops the module at its next interrupt poll by throwing {@link SandboxKilled} through its
-   * stack, for a program that keeps running after being interrupted. Poisons the VM.
+   * Runs `body` (which enters QuickJS) for at most `timeoutMs` of wall-clock time. Past that,
+   * V8 terminates it wherever it is, even inside the WebAssembly; the VM is then poisoned and
+   * {@link SandboxTimedOut} is thrown. Nested calls run inside the outer one's time.
    */
-  kill(): void {
-    this.control.killRequested = true;
-    this.poisoned = true;
+  guard<T>(body: () => T, timeoutMs: number): T {
+    try {
+      return this.watchdog.run(body, timeoutMs);
+    } catch (error) {
+      if (!isScriptTimeout(error)) throw error;
+      this.poisoned = true;
+      throw new SandboxTimedOut(`QuickJS ran past its ${Math.round(timeoutMs)} ms`);
+    }
   }
 
   /** Bytes the memory can still grow by: room any allocation of that size is sure to find. */
@@ -194,21 +183,29 @@ export class SandboxVm {
    */
   installPrelude(bindings: SandboxHostBindings): void {
     const { context } = this;
+    const read = (handle: QuickJSHandle): string => {
+      try {
+        return this.readString(handle);
+      } catch (error) {
+        if (error instanceof SandboxOutOfMemory) bindings.outOfMemory();
+        throw error;
+      }
+    };
+    const readOptional = (handle: QuickJSHandle): string | undefined => (context.typeof(handle) === 'string' ? read(handle) : undefined);
     const hostFunctions = [
-      context.newFunction('hostCall', (name, args) =>
-        bindings.call(this.readString(name), context.typeof(args) === 'string' ? this.readString(args) : undefined),
-      ),
+      context.newFunction('hostCall', (name, args) => bindings.call(read(name), readOptional(args))),
       context.newFunction('hostWrite', (text) => {
-        bindings.write(this.readString(text));
+        bindings.write(read(text));
       }),
       context.newFunction('hostStore', (key, value) => {
-        bindings.store(this.readString(key), context.typeof(value) === 'string' ? this.readString(value) : undefined);
+        bindings.store(read(key), readOptional(value));
       }),
       context.newFunction('hostLoad', (key) => {
-        const json = bindings.load(this.readString(key));
+        const json = bindings.load(read(key));
         return json === undefined ? context.undefined : this.newString(json);
       }),
       this.newString(JSON.stringify(bindings.toolNames)),
+      this.newString(bindings.globalsJson),
     ];
     try {
       const factory = this.own(this.unwrap(context.evalCode(PRELUDE_SOURCE, PRELUDE_FILE, { type: 'global' })));
@@ -323,13 +320,18 @@ export class SandboxVm {
   }
 }
 
+/** What the module reports about itself. */
+interface ModuleDiagnostics {
+  lastModuleError: string;
+}
+
 /** A fresh instance of the compiled module with its own memory of at most `maxPages`. */
 async function instantiate(
   module: object,
   maxPages: number,
-): Promise<{ quickjs: QuickJSWASMModule; memory: WasmMemory; control: ModuleControl }> {
+): Promise<{ quickjs: QuickJSWASMModule; memory: WasmMemory; diagnostics: ModuleDiagnostics }> {
   const memory = new wasm.Memory({ initial: MODULE_MIN_BYTES / WASM_PAGE_BYTES, maximum: maxPages });
-  const control: ModuleControl = { lastModuleError: '', lastImport: '', interruptImport: undefined, killRequested: false };
+  const diagnostics: ModuleDiagnostics = { lastModuleError: '' };
   let failStart: (error: unknown) => void = () => {};
   const startFailure = new Promise<never>((_resolve, reject) => {
     failStart = reject;
@@ -339,15 +341,15 @@ async function instantiate(
     wasmMemory: memory,
     print: (): void => {},
     printErr: (text: string): void => {
-      control.lastModuleError = text;
+      diagnostics.lastModuleError = text;
     },
     onAbort: (what: unknown): void => {
-      control.lastModuleError = String(what);
+      diagnostics.lastModuleError = String(what);
     },
     // Emscripten ignores what this returns and waits for onSuccess; a failure is reported
     // through startFailure instead of a rejection nobody would handle.
     instantiateWasm: (imports: unknown, onSuccess: (instance: unknown) => void): Promise<unknown> =>
-      wasm.instantiate(module, interceptImports(imports, control)).then(
+      wasm.instantiate(module, imports).then(
         (instance) => {
           onSuccess(instance);
           return instance.exports;
@@ -362,138 +364,40 @@ async function instantiate(
     newQuickJSWASMModuleFromVariant(newVariant(syncVariant, { emscriptenModule: hooks })),
     startFailure,
   ]);
-  return { quickjs, memory, control };
-}
-
-/** The address of a context's JSContext struct in the module's memory (a field the binding keeps private). */
-function contextPointer(context: QuickJSContext): number {
-  const pointer = (context as unknown as { ctx?: { value?: unknown } }).ctx?.value;
-  if (typeof pointer !== 'number') throw new Error('cannot locate the QuickJS context');
-  return pointer;
-}
-
-/** Reads the 4-byte-aligned int32 words of `[address, address + bytes)`. */
-function readWords(memory: WasmMemory, address: number, bytes: number): Int32Array {
-  return new Int32Array(memory.buffer.slice(address, address + bytes));
+  return { quickjs, memory, diagnostics };
 }
 
 /**
- * QuickJS polls for interrupts once every 10,000 counted operations (calls, loop jumps), a
- * count kept in `JSContext.interrupt_counter`; a program made of few but slow native
- * operations (large JSON round trips, sorts) would run far past its CPU limit between polls.
- * The field is private to QuickJS, so it is found by watching it: a probe function called
- * three times, with a known number of operations between the calls, reads the context's
- * words each time; the counter is the one word that drops by a few units, then by the loop's
- * length. Undefined when no single word behaves so (pacing is then left off).
+ * Runs a function under `node:vm`'s timeout: a watchdog thread terminates the execution when
+ * it runs too long, which no code inside can catch or delay. One small V8 context per sandbox.
  */
-async function findCounterOffset(module: object): Promise<number | undefined> {
-  const { quickjs } = await instantiate(module, MODULE_MIN_BYTES / WASM_PAGE_BYTES + 64);
-  const context = quickjs.newContext();
-  try {
-    const memory = quickjs.getWasmMemory() as unknown as WasmMemory;
-    const base = contextPointer(context);
-    const snapshots: Int32Array[] = [];
-    const probe = context.newFunction('probe', () => {
-      snapshots.push(readWords(memory, base, CONTEXT_SCAN_BYTES));
-    });
-    const run = context.evalCode(`(function (probe) { probe(); probe(); for (let i = 0; i < ${CALIBRATION_LOOP}; i++) {} probe(); })`);
-    if (run.error) {
-      run.error.dispose();
-      probe.dispose();
-      return undefined;
+class Watchdog {
+  private readonly context = createContext({ task: undefined as (() => unknown) | undefined });
+  private depth = 0;
+
+  run<T>(body: () => T, timeoutMs: number): T {
+    if (this.depth > 0) return body();
+    this.depth += 1;
+    const slot = this.context as { task: (() => unknown) | undefined };
+    let result: T | undefined;
+    slot.task = () => {
+      result = body();
+    };
+    try {
+      TASK_SCRIPT.runInContext(this.context, { timeout: Math.max(1, Math.ceil(timeoutMs)) });
+      return result as T;
+    } finally {
+      slot.task = undefined;
+      this.depth -= 1;
     }
-    const called = context.callFunction(run.value, context.undefined, probe);
-    run.value.dispose();
-    probe.dispose();
-    (called.error ?? called.value).dispose();
-    const [first, second, third] = snapshots;
-    if (!first || !second || !third) return undefined;
-    const found: number[] = [];
-    for (let word = 0; word < first.length; word++) {
-      const a = first[word] as number;
-      const b = second[word] as number;
-      const c = third[word] as number;
-      const step = a - b;
-      const loop = b - c;
-      if (a > 0 && a <= 10_000 && step >= 1 && step <= 4 && loop >= CALIBRATION_LOOP && loop <= CALIBRATION_LOOP * 4) found.push(word * 4);
-    }
-    return found.length === 1 ? found[0] : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    context.dispose();
   }
 }
 
-const CONTEXT_SCAN_BYTES = 1024;
-const CALIBRATION_LOOP = 25;
+const TASK_SCRIPT = new Script('task()');
 
-/**
- * Shortens QuickJS's poll interval when operations are slow, so that polls come about every
- * {@link POLL_TARGET_MS} ms of CPU whatever the program does: after each poll it writes the next
- * interval into the counter, from the operations and the time the last interval took.
- */
-class InterruptPacer {
-  private lastPoll = performance.now();
-  private interval = MAX_POLL_INTERVAL;
-  private enabled = true;
-
-  constructor(
-    private readonly memory: WasmMemory,
-    private readonly address: number,
-  ) {}
-
-  /** Sets the next interval; when `interrupting`, the shortest, so that a program that survives the interrupt is polled again at once. */
-  afterPoll(interrupting: boolean): void {
-    if (!this.enabled) return;
-    const now = performance.now();
-    const elapsed = Math.max(now - this.lastPoll, 0.001);
-    this.lastPoll = now;
-    const counter = new Int32Array(this.memory.buffer, this.address, 1);
-    // QuickJS resets the counter to its full interval just before calling the handler.
-    if (counter[0] !== MAX_POLL_INTERVAL) {
-      this.enabled = false;
-      return;
-    }
-    const paced = Math.floor((this.interval * POLL_TARGET_MS) / elapsed);
-    this.interval = interrupting ? 1 : Math.max(1, Math.min(MAX_POLL_INTERVAL, paced));
-    counter[0] = this.interval;
-  }
-}
-
-const MAX_POLL_INTERVAL = 10_000;
-const POLL_TARGET_MS = 2;
-
-/**
- * The module's imports, each wrapped to note that it is being called; the interrupt import
- * throws {@link SandboxKilled} once a kill is requested.
- */
-function interceptImports(imports: unknown, control: ModuleControl): unknown {
-  if (typeof imports !== 'object' || imports === null) return imports;
-  const wrapped: Record<string, unknown> = {};
-  for (const [moduleName, table] of Object.entries(imports)) {
-    if (typeof table !== 'object' || table === null) {
-      wrapped[moduleName] = table;
-      continue;
-    }
-    const entries: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(table)) {
-      if (typeof value !== 'function') {
-        entries[name] = value;
-        continue;
-      }
-      const key = `${moduleName}.${name}`;
-      const original = value as (...args: unknown[]) => unknown;
-      entries[name] = (...args: unknown[]): unknown => {
-        control.lastImport = key;
-        const result = original(...args);
-        if (control.killRequested && key === control.interruptImport) throw new SandboxKilled('the sandbox was stopped');
-        return result;
-      };
-    }
-    wrapped[moduleName] = entries;
-  }
-  return wrapped;
+/** The watchdog's error comes from the V8 context it ran in, so it is recognised by its code, not its class. */
+function isScriptTimeout(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
 }
 
 /**

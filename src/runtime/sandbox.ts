@@ -1,6 +1,6 @@
 import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
-import type { ThrownDescription } from './sandbox-prelude';
-import { isWasmTrap, SandboxOutOfMemory, SandboxVm, type SandboxHostBindings } from './sandbox-vm';
+import { errorEnvelope, messageOf, OutputBuffer, resultEnvelope, type ThrownDescription } from './sandbox-values';
+import { isWasmTrap, SandboxOutOfMemory, SandboxTimedOut, SandboxVm, type SandboxHostBindings } from './sandbox-vm';
 
 /** Hard limits of one program run. */
 export interface SandboxLimits {
@@ -10,7 +10,12 @@ export interface SandboxLimits {
    * 24 MiB are raised to 24 MiB. Beyond it allocations fail: kind `memory`.
    */
   memoryBytes: number;
-  /** CPU time the program may spend running inside the sandbox, across awaits, in ms (default 10 s). Time spent waiting for host calls is not counted. */
+  /**
+   * Time the program may spend running inside QuickJS, across awaits, in ms (default 10 s):
+   * the time it holds the host thread, so a loaded machine counts it slower. Waiting for host
+   * calls is not counted. The interrupt handler stops it; a watchdog terminates QuickJS
+   * 100 ms later if the program keeps running (e.g. between polls, in one slow native call).
+   */
   cpuTimeMs: number;
   /** Wall-clock time of the whole run, in ms (default 30 s); on expiry in-flight host calls are aborted. */
   wallTimeMs: number;
@@ -40,7 +45,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
 
 /**
  * A function the program may call. It receives the program's argument as plain JSON data and
- * an AbortSignal that fires when the run ends early; what it resolves to reaches the program
+ * an AbortSignal that fires when the run ends while the call is in flight; what it resolves to reaches the program
  * as JSON data, and an Error it rejects with reaches the program as an Error with the same
  * message (and name).
  */
@@ -57,27 +62,26 @@ export interface SandboxRunOptions {
   store?: { get(key: string): unknown; set(key: string, value: unknown): void };
   /** Aborting ends the run (kind 'aborted') and aborts in-flight host calls. */
   signal?: AbortSignal;
+  /**
+   * Extra globals for the program (e.g. its arguments), as JSON-compatible data; defined after
+   * the helpers and tools, so a name given here replaces one of theirs.
+   */
+  globals?: Record<string, unknown>;
 }
 
-export type SandboxErrorKind =
-  | 'syntax'
-  | 'thrown'
-  | 'memory'
-  | 'cpu_time'
-  | 'wall_time'
-  | 'stack'
-  | 'tool_calls'
-  | 'aborted'
-  | 'internal';
+export type SandboxErrorKind = 'syntax' | 'thrown' | 'memory' | 'cpu_time' | 'wall_time' | 'stack' | 'tool_calls' | 'aborted' | 'internal';
 
 export interface SandboxError {
+  /** What ended the run: a limit, the program's own failure, an abort, or a sandbox fault (`internal`). */
   kind: SandboxErrorKind;
+  /** One line for a reader, e.g. `Error: boom` or `the program used more than its 500 ms of CPU time`. */
   message: string;
   /** 1-based line in the program's own code */
   line?: number;
 }
 
 export interface SandboxResult {
+  /** The program finished and its result could be read. */
   ok: boolean;
   /** What the program printed, up to `maxOutputBytes`. */
   stdout: string;
@@ -85,7 +89,9 @@ export interface SandboxResult {
   droppedOutputBytes: number;
   /** The top-level `return` value, as a plain JSON-compatible value (undefined when none). */
   result?: unknown;
+  /** Set exactly when `ok` is false. */
   error?: SandboxError;
+  /** CPU time spent inside QuickJS, wall time of the whole run (both rounded ms), host calls started. */
   stats: { cpuTimeMs: number; wallTimeMs: number; toolCalls: number };
 }
 
@@ -107,8 +113,8 @@ const PROGRAM_FILE = 'program.js';
 const PROGRAM_PREFIX = '(async function () {\n';
 const PROGRAM_SUFFIX = '\n})()';
 const PROGRAM_PREFIX_LINES = 1;
-/** Interrupt polls tolerated after the run was stopped before the module is killed. */
-const POLLS_BEFORE_KILL = 8;
+/** How long past the CPU or wall time left the watchdog lets QuickJS run before terminating it. */
+const WATCHDOG_GRACE_MS = 100;
 /** Jobs run per call into QuickJS, so that the loop regains control between batches. */
 const JOBS_PER_BATCH = 512;
 const NEVER_SETTLED = 'the program never finished: a promise it awaited never settled';
@@ -131,7 +137,6 @@ class SandboxRun {
   private sliceStart: number | undefined;
   private stop: SandboxError | undefined;
   private toolCalls = 0;
-  private pollsSinceStop = 0;
   private vm: SandboxVm | undefined;
   private main: QuickJSHandle | undefined;
   private readonly unsettled = new Set<HostCall>();
@@ -149,10 +154,7 @@ class SandboxRun {
     const { signal } = this.options;
     const onAbort = (): void => this.halt('aborted', 'the run was aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
-    const wallTimer = setTimeout(
-      () => this.halt('wall_time', `the program ran longer than its ${this.limits.wallTimeMs} ms wall-time limit`),
-      this.limits.wallTimeMs,
-    );
+    const wallTimer = setTimeout(() => this.halt('wall_time', this.wallMessage()), this.limits.wallTimeMs);
     let outcome: Outcome;
     try {
       if (signal?.aborted) onAbort();
@@ -180,34 +182,26 @@ class SandboxRun {
     }
     this.vm = vm;
     if (this.stop) return { ok: false, error: this.stop };
-    this.slice(() => vm.installPrelude(this.bindings(vm)));
     const source = PROGRAM_PREFIX + this.options.code + PROGRAM_SUFFIX;
     if (Buffer.byteLength(source) * 2 > vm.headroom) {
       return { ok: false, error: { kind: 'memory', message: "the program's text is too large for the sandbox's memory" } };
     }
-    const evaluated = this.slice(() => vm.context.evalCode(source, PROGRAM_FILE, { type: 'global' }));
-    if (evaluated.error) return this.failureOf(evaluated.error, 'syntax');
-    this.main = evaluated.value;
-    return this.settleMain(vm, evaluated.value);
+    const started = this.slice((): Outcome | undefined => {
+      vm.installPrelude(this.bindings(vm));
+      const evaluated = vm.context.evalCode(source, PROGRAM_FILE, { type: 'global' });
+      if (evaluated.error) return this.failureOf(evaluated.error, 'syntax');
+      this.main = evaluated.value;
+      return undefined;
+    });
+    if (started || !this.main) return started ?? internal('the program did not start');
+    return this.settleMain(vm, this.main);
   }
 
   /** Alternates between settling host calls and running QuickJS's jobs until the program's promise settles. */
   private async settleMain(vm: SandboxVm, main: QuickJSHandle): Promise<Outcome> {
     for (;;) {
-      if (this.stop) return { ok: false, error: this.stop };
-      this.applySettlements(vm);
-      const jobs = this.slice(() => vm.runtime.executePendingJobs(JOBS_PER_BATCH));
-      if (jobs.error) return this.failureOf(jobs.error);
-      if (this.stop) return { ok: false, error: this.stop };
-      const state = vm.context.getPromiseState(main);
-      if (state.type === 'fulfilled') {
-        try {
-          return this.resultOf(vm, state.value);
-        } finally {
-          if (!state.notAPromise) state.value.dispose();
-        }
-      }
-      if (state.type === 'rejected') return this.failureOf(state.error);
+      const outcome = this.slice(() => this.step(vm, main));
+      if (outcome) return outcome;
       if (this.settled.length > 0 || vm.runtime.hasPendingJob()) continue;
       if (this.inFlight === 0 && this.waiting.length === 0) return { ok: false, error: { kind: 'thrown', message: NEVER_SETTLED } };
       await new Promise<void>((resolve) => {
@@ -216,8 +210,26 @@ class SandboxRun {
     }
   }
 
+  /** One pass inside QuickJS: settle finished host calls, run a batch of jobs, look at the program's promise. */
+  private step(vm: SandboxVm, main: QuickJSHandle): Outcome | undefined {
+    if (this.stop) return { ok: false, error: this.stop };
+    this.applySettlements(vm);
+    const jobs = vm.runtime.executePendingJobs(JOBS_PER_BATCH);
+    if (jobs.error) return this.failureOf(jobs.error);
+    if (this.stop) return { ok: false, error: this.stop };
+    const state = vm.context.getPromiseState(main);
+    if (state.type === 'rejected') return this.failureOf(state.error);
+    if (state.type === 'pending') return undefined;
+    try {
+      return this.resultOf(vm, state.value);
+    } finally {
+      if (!state.notAPromise) state.value.dispose();
+    }
+  }
+
+  /** The program's return value as host data (inside a slice). */
   private resultOf(vm: SandboxVm, value: QuickJSHandle): Outcome {
-    const converted = this.slice(() => vm.toJson(value));
+    const converted = vm.toJson(value);
     if ('error' in converted) {
       const failure = this.failureOf(converted.error);
       if (failure.ok || failure.error.kind !== 'thrown') return failure;
@@ -231,7 +243,7 @@ class SandboxRun {
     }
   }
 
-  /** Resolves the VM promises of host calls that have finished. */
+  /** Resolves the VM promises of host calls that have finished (inside a slice). */
   private applySettlements(vm: SandboxVm): void {
     for (const { call, envelope } of this.settled.splice(0)) {
       this.unsettled.delete(call);
@@ -239,47 +251,35 @@ class SandboxRun {
         call.deferred.dispose();
         continue;
       }
-      this.slice(() => {
-        const text = vm.newString(envelope);
-        try {
-          call.deferred.resolve(text);
-        } finally {
-          text.dispose();
-          call.deferred.dispose();
-        }
-      });
+      const text = vm.newString(envelope);
+      try {
+        call.deferred.resolve(text);
+      } finally {
+        text.dispose();
+        call.deferred.dispose();
+      }
     }
   }
 
   /** The host functions the prelude builds the program's globals on. */
   private bindings(vm: SandboxVm): SandboxHostBindings {
-    const { functions, store } = this.options;
+    const { functions, store, globals } = this.options;
     return {
       toolNames: Object.keys(functions),
-      call: (name, argsJson) => this.guard(() => this.startCall(vm, name, argsJson)),
-      write: (text) => this.guard(() => this.output.write(text)),
-      store: (key, valueJson) =>
-        this.guard(() => {
-          if (!store) throw new Error('store() is not available in this run');
-          store.set(key, valueJson === undefined ? undefined : JSON.parse(valueJson));
-        }),
-      load: (key) =>
-        this.guard(() => {
-          if (!store) throw new Error('load() is not available in this run');
-          const value = store.get(key);
-          return value === undefined ? undefined : JSON.stringify(value);
-        }),
+      globalsJson: JSON.stringify(globals ?? {}),
+      call: (name, argsJson) => this.startCall(vm, name, argsJson),
+      write: (text) => this.output.write(text),
+      store: (key, valueJson) => {
+        if (!store) throw new Error('store() is not available in this run');
+        store.set(key, valueJson === undefined ? undefined : JSON.parse(valueJson));
+      },
+      load: (key) => {
+        if (!store) throw new Error('load() is not available in this run');
+        const value = store.get(key);
+        return value === undefined ? undefined : JSON.stringify(value);
+      },
+      outOfMemory: () => this.halt('memory', this.memoryMessage('InternalError: out of memory')),
     };
-  }
-
-  /** A host binding's body: a damaged read from the VM ends the run as out of memory. */
-  private guard<T>(body: () => T): T {
-    try {
-      return body();
-    } catch (error) {
-      if (error instanceof SandboxOutOfMemory) this.halt('memory', this.memoryMessage('InternalError: out of memory'));
-      throw error;
-    }
   }
 
   private startCall(vm: SandboxVm, name: string, argsJson: string | undefined): QuickJSHandle {
@@ -323,12 +323,11 @@ class SandboxRun {
     this.wake();
   }
 
-  /** Turns a VM exception into the run's error; limits that stopped the run take precedence. */
+  /** Turns a VM exception into the run's error (inside a slice); limits that stopped the run take precedence. */
   private failureOf(thrown: QuickJSHandle, compileKind?: 'syntax'): { ok: false; error: SandboxError } {
     try {
       if (this.stop) return { ok: false, error: this.stop };
-      const vm = this.vm as SandboxVm;
-      const description = this.slice(() => vm.describe(thrown));
+      const description = (this.vm as SandboxVm).describe(thrown);
       if (this.stop) return { ok: false, error: this.stop };
       if (!description) {
         return { ok: false, error: { kind: 'memory', message: this.memoryMessage('the program ran out of memory; its error could not be read') } };
@@ -364,7 +363,7 @@ class SandboxRun {
     if (this.stop) return { ok: false, error: this.stop };
     const vm = this.vm;
     if (error instanceof SandboxOutOfMemory) return { ok: false, error: { kind: 'memory', message: this.memoryMessage('out of memory') } };
-    if (error instanceof RangeError && /call stack size exceeded/.test(error.message)) {
+    if (/call stack size exceeded/.test(messageOf(error))) {
       if (vm) vm.poisoned = true;
       return { ok: false, error: { kind: 'stack', message: 'the program recursed deeper than the host stack allows' } };
     }
@@ -382,19 +381,14 @@ class SandboxRun {
   }
 
   private shouldInterrupt(): boolean {
-    if (this.stop) {
-      // Polled again after an interrupt: something caught it; past a few polls, stop hard.
-      this.pollsSinceStop += 1;
-      if (this.pollsSinceStop > POLLS_BEFORE_KILL) this.vm?.kill();
-      return true;
-    }
+    if (this.stop) return true;
     const now = performance.now();
     if (this.sliceStart !== undefined && this.cpuMs + (now - this.sliceStart) > this.limits.cpuTimeMs) {
-      this.halt('cpu_time', `the program used more than its ${this.limits.cpuTimeMs} ms of CPU time`);
+      this.halt('cpu_time', this.cpuMessage());
       return true;
     }
     if (now - this.startedAt > this.limits.wallTimeMs) {
-      this.halt('wall_time', `the program ran longer than its ${this.limits.wallTimeMs} ms wall-time limit`);
+      this.halt('wall_time', this.wallMessage());
       return true;
     }
     if (this.options.signal?.aborted) {
@@ -402,6 +396,14 @@ class SandboxRun {
       return true;
     }
     return false;
+  }
+
+  private cpuMessage(): string {
+    return `the program used more than its ${this.limits.cpuTimeMs} ms of CPU time`;
+  }
+
+  private wallMessage(): string {
+    return `the program ran longer than its ${this.limits.wallTimeMs} ms wall-time limit`;
   }
 
   /** Ends the run for `kind` (the first reason wins) and wakes the loop. */
@@ -416,13 +418,25 @@ class SandboxRun {
     wakeUp?.();
   }
 
-  /** Runs `body` as QuickJS time: it counts towards `cpuTimeMs`. */
+  /**
+   * Runs `body` as QuickJS time: it counts towards `cpuTimeMs`, and the watchdog ends it a
+   * little after the CPU or wall time left, should the interrupt handler not get to.
+   */
   private slice<T>(body: () => T): T {
-    if (this.sliceStart !== undefined) return body();
+    const vm = this.vm;
+    if (this.sliceStart !== undefined || !vm) return body();
     const start = performance.now();
+    const cpuLeft = this.limits.cpuTimeMs - this.cpuMs;
+    const wallLeft = this.limits.wallTimeMs - (start - this.startedAt);
     this.sliceStart = start;
     try {
-      return body();
+      return vm.guard(body, Math.max(0, Math.min(cpuLeft, wallLeft)) + WATCHDOG_GRACE_MS);
+    } catch (error) {
+      if (error instanceof SandboxTimedOut) {
+        if (cpuLeft <= wallLeft) this.halt('cpu_time', this.cpuMessage());
+        else this.halt('wall_time', this.wallMessage());
+      }
+      throw error;
     } finally {
       this.cpuMs += performance.now() - start;
       this.sliceStart = undefined;
@@ -441,84 +455,22 @@ class SandboxRun {
         if (this.main?.alive) this.main.dispose();
         vm.dispose();
       } catch (error) {
+        // QuickJS asserts that nothing is left on the heap. After a clean run that means a
+        // handle was leaked, and the run fails loudly; after an interrupted one QuickJS itself
+        // may leave objects behind, and the module is simply dropped with its memory.
         if (final.ok) final = internal(`the sandbox did not shut down cleanly: ${messageOf(error)}`);
       }
     }
     this.unsettled.clear();
-    const result: SandboxResult = {
+    const ending = final.ok ? (final.result === undefined ? {} : { result: final.result }) : { error: final.error };
+    return {
       ok: final.ok,
       stdout: this.output.text(),
       droppedOutputBytes: this.output.droppedBytes,
-      stats: {
-        cpuTimeMs: Math.round(this.cpuMs),
-        wallTimeMs: Math.round(performance.now() - this.startedAt),
-        toolCalls: this.toolCalls,
-      },
+      ...ending,
+      stats: { cpuTimeMs: Math.round(this.cpuMs), wallTimeMs: Math.round(performance.now() - this.startedAt), toolCalls: this.toolCalls },
     };
-    if (final.ok) {
-      if (final.result !== undefined) result.result = final.result;
-    } else {
-      result.error = final.error;
-    }
-    return result;
   }
-}
-
-/** The head of the output up to a byte cap; the rest is counted, not kept. */
-class OutputBuffer {
-  private readonly parts: string[] = [];
-  private keptBytes = 0;
-  droppedBytes = 0;
-
-  constructor(private readonly capBytes: number) {}
-
-  write(text: string): void {
-    const size = Buffer.byteLength(text, 'utf8');
-    const room = this.capBytes - this.keptBytes;
-    if (size <= room) {
-      this.parts.push(text);
-      this.keptBytes += size;
-      return;
-    }
-    if (room <= 0) {
-      this.droppedBytes += size;
-      return;
-    }
-    const bytes = Buffer.from(text, 'utf8');
-    let cut = room;
-    while (cut > 0 && ((bytes[cut] as number) & 0xc0) === 0x80) cut -= 1;
-    this.parts.push(bytes.subarray(0, cut).toString('utf8'));
-    this.keptBytes += cut;
-    this.droppedBytes += size - cut;
-  }
-
-  text(): string {
-    return this.parts.join('');
-  }
-}
-
-function resultEnvelope(name: string, value: unknown): string {
-  try {
-    return JSON.stringify({ ok: true, value });
-  } catch (error) {
-    return errorEnvelope(new TypeError(`the result of ${name} is not JSON-compatible: ${messageOf(error)}`));
-  }
-}
-
-function errorEnvelope(reason: unknown): string {
-  let name = 'Error';
-  let message = 'the call failed';
-  try {
-    if (reason instanceof Error) {
-      if (typeof reason.name === 'string' && reason.name !== '') name = reason.name;
-      message = String(reason.message);
-    } else {
-      message = String(reason);
-    }
-  } catch {
-    // A reason whose fields cannot be read keeps the generic message.
-  }
-  return JSON.stringify({ ok: false, name, message });
 }
 
 /** The 1-based line of the innermost frame in the program's own code, clamped to the program. */
@@ -531,10 +483,6 @@ function programLine(stack: string, code: string): number | undefined {
 
 function internal(message: string): { ok: false; error: SandboxError } {
   return { ok: false, error: { kind: 'internal', message } };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function definedOnly(limits: Partial<SandboxLimits> | undefined): Partial<SandboxLimits> {

@@ -117,7 +117,7 @@ describe('fence run', () => {
     expect(result.stderr).not.toMatch(/Warning/);
   });
 
-  it.skip('passes --json-args as `args` and prints the result as JSON', async () => {
+  it('passes --json-args as `args` and prints the result as JSON', async () => {
     const program = join(dirs.workspace, 'double.js');
     writeFileSync(program, 'return args.values.map((v) => v * 2);\n');
     const result = await runFence(['run', program, '--json-args', '{"values":[1,2,3]}'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });

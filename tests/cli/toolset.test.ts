@@ -1,3 +1,4 @@
+import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,16 +52,17 @@ async function runWith(tools: readonly ToolSpec[], code: string) {
 }
 
 describe('sandboxLimits', () => {
-  it('maps the defaults of [ptc] to bytes and milliseconds', () => {
+  it('maps the defaults of [ptc] to bytes and milliseconds: the sandbox defaults, exactly', () => {
     expect(sandboxLimits(DEFAULT_PTC_CONFIG)).toEqual({
       memoryBytes: 64 * 1024 * 1024,
       cpuTimeMs: 10_000,
       wallTimeMs: 30_000,
-      stackBytes: 512 * 1024,
+      stackBytes: 256 * 1024,
       maxToolCalls: 1000,
       maxConcurrentCalls: 16,
       maxOutputBytes: 1024 * 1024,
     });
+    expect(sandboxLimits(DEFAULT_PTC_CONFIG)).toEqual(DEFAULT_SANDBOX_LIMITS);
   });
 
   it('maps MB, seconds (fractions too) and KB', () => {

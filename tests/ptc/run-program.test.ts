@@ -159,7 +159,7 @@ describe('runProgram', () => {
     expect(trace.calls[0]?.decision).toEqual({ action: 'deny', reason: 'no' });
   });
 
-  it.skip('gives the line of the call when a refused call ends the run', async () => {
+  it('gives the line of the call when a refused call ends the run', async () => {
     const read: ProgramTool = async () => denied;
     const code = 'const path = "secrets/key.txt";\nprint(path);\nawait read({ path });\nprint("after");';
     const { trace } = await runProgram({ code, tools: { read }, session: sessionRef() });
@@ -215,7 +215,7 @@ describe('runProgram', () => {
     expect(JSON.parse(readFileSync(tracePath, 'utf8'))).toEqual(trace);
   });
 
-  it.skip('makes globals such as the args of `fence run --json-args` visible to the program', async () => {
+  it('makes globals such as the args of `fence run --json-args` visible to the program', async () => {
     // `fence run --json-args` passes `globals: { args }` (src/cli/run-program-command.ts).
     const options: RunProgramOptions & { globals: { args: unknown } } = {
       code: 'return typeof args === "undefined" ? "args is not defined" : args.department;',

@@ -69,6 +69,13 @@ describe('runInSandbox: values', () => {
     expect(fn.error?.message).toMatch(/function cannot leave the sandbox/);
   });
 
+  it('defines the given globals as data', async () => {
+    const result = await run('return [args.department, typeof args, limit];', {
+      globals: { args: { department: 'sales' }, limit: 3 },
+    });
+    expect(result.result).toEqual(['sales', 'object', 3]);
+  });
+
   it('gives the program a clock rounded to 100 ms', async () => {
     const result = await run(
       'class Later extends Date {}\n' +
@@ -167,12 +174,13 @@ describe('runInSandbox: host functions', () => {
     ]);
   });
 
-  it('ends the run with the host error when the program does not catch it', async () => {
-    const result = await run('await fail({});', {
+  it('ends the run with the host error, at the line of the call, when the program does not catch it', async () => {
+    const result = await run('const path = "a";\nprint(path);\nawait fail({ path });\nprint("after");', {
       functions: { fail: async () => Promise.reject(new RangeError('out of range')) },
     });
     expect(result.ok).toBe(false);
-    expect(result.error).toMatchObject({ kind: 'thrown', message: 'RangeError: out of range' });
+    expect(result.error).toEqual({ kind: 'thrown', message: 'RangeError: out of range', line: 3 });
+    expect(result.stdout).toBe('a\n');
   });
 
   it('rejects a host result that is not JSON-compatible with a catchable error', async () => {
@@ -188,6 +196,23 @@ describe('runInSandbox: host functions', () => {
     });
     expect(result.stdout).toBe('still printing\n');
     expect(result.result).toEqual({ printed: { x: 1 } });
+  });
+
+  it('reaches a tool whose name is not an identifier through tools[name]', async () => {
+    const result = await run('return await tools["web-search"]({ q: "x" });', {
+      functions: { 'web-search': async (args) => ({ searched: args }) },
+    });
+    expect(result.result).toEqual({ searched: { q: 'x' } });
+  });
+
+  it('keeps concurrent runs apart', async () => {
+    const functions: Record<string, HostFunction> = { slow: (args) => later(20, args) };
+    const [a, b] = await Promise.all([
+      run('globalThis.mark = "a";\nconst r = await slow("a");\nreturn [r, mark];', { functions }),
+      run('globalThis.mark = "b";\nconst r = await slow("b");\nreturn [r, mark];', { functions }),
+    ]);
+    expect(a.result).toEqual(['a', 'a']);
+    expect(b.result).toEqual(['b', 'b']);
   });
 
   it('aborts a host call still in flight when the program finishes without awaiting it', async () => {

@@ -1,7 +1,11 @@
 /**
- * The JavaScript that runs inside a fresh sandbox before the program: it builds the globals a
- * program sees (tools, `print`, `console`, `gather`, `unique`, `store`/`load`), coarsens the
- * clock, and returns the two helpers the host uses to read values out (`toJson`, `describe`).
+ * How values cross the sandbox's boundary, both ways.
+ *
+ * Inside: the JavaScript that runs in a fresh sandbox before the program. It builds the
+ * globals a program sees (tools, `print`, `console`, `gather`, `unique`, `store`/`load`, the
+ * caller's globals), coarsens the clock, and returns the two helpers the host uses to read
+ * values out (`toJson`, `describe`). Outside: the envelopes that carry host results in, the
+ * reading of thrown values, and the capped stdout.
  *
  * Everything that crosses into the host leaves the VM as a primitive string (JSON text), so the
  * host never holds a reference to a VM object and never runs a program's getters itself. The
@@ -18,8 +22,8 @@ export const CLOCK_GRANULARITY_MS = 100;
 
 /**
  * A function expression. Called with the host bindings
- * `(hostCall, hostWrite, hostStore, hostLoad, toolNamesJson)`, it installs the globals and
- * returns `{ toJson, describe }`.
+ * `(hostCall, hostWrite, hostStore, hostLoad, toolNamesJson, globalsJson)`, it installs the
+ * globals and returns `{ toJson, describe }`.
  *
  * - `hostCall(name, argsJson)` returns a promise that settles with an envelope string:
  *   `{"ok":true,"value":...}` or `{"ok":false,"name":...,"message":...}`.
@@ -27,7 +31,7 @@ export const CLOCK_GRANULARITY_MS = 100;
  * - `describe(thrown)` never throws (short of running out of memory or being interrupted) and
  *   gives the JSON of a {@link ThrownDescription}.
  */
-export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostWrite, hostStore, hostLoad, toolNamesJson) {
+export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostWrite, hostStore, hostLoad, toolNamesJson, globalsJson) {
   'use strict';
   const global = globalThis;
   const stringify = JSON.stringify;
@@ -101,10 +105,13 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostWrite, hostSto
     }
     return error;
   };
-  const settle = (envelope) => {
+  // The error of a failed call carries the stack of the call site: its line is the program's.
+  const settleFrom = (site) => (envelope) => {
     const reply = parse(envelope);
     if (reply.ok) return reply.value;
-    throw makeError(reply.name, reply.message);
+    const error = makeError(reply.name, reply.message);
+    defineProperty(error, 'stack', { value: site.stack, writable: true, configurable: true });
+    throw error;
   };
 
   const expose = (name, value) => defineProperty(global, name, { value, writable: true, configurable: true });
@@ -126,19 +133,24 @@ export const PRELUDE_SOURCE = String.raw`(function (hostCall, hostWrite, hostSto
     const name = toolNames[i];
     // Not an async function: those turn an interrupt into a rejection the caller could ignore.
     const tool = function (args) {
+      const site = new ErrorCtor();
       let pending;
       try {
         pending = hostCall(name, toJson(args));
       } catch (error) {
         return promiseReject(error);
       }
-      return apply(promiseThen, pending, [settle]);
+      return apply(promiseThen, pending, [settleFrom(site)]);
     };
     defineProperty(tool, 'name', { value: name });
     defineProperty(tools, name, { value: tool, enumerable: true });
     if (!(name in global) && identifierTest.call(identifier, name)) expose(name, tool);
   }
   expose('tools', freeze(tools));
+
+  const globals = parse(globalsJson);
+  const globalNames = Object.keys(globals);
+  for (let i = 0; i < globalNames.length; i++) expose(globalNames[i], globals[globalNames[i]]);
 
   const RealDate = Date;
   const realNow = RealDate.now;
@@ -213,4 +225,71 @@ export function parseThrownDescription(json: string): ThrownDescription | undefi
   const record = value as Record<string, unknown>;
   const text = (key: string): string => (typeof record[key] === 'string' ? (record[key] as string) : '');
   return { isError: record.isError === true, name: text('name'), message: text('message'), stack: text('stack') };
+}
+
+/** JSON text of what a host call resolved to, as the prelude expects it; a value JSON cannot carry becomes an error reply. */
+export function resultEnvelope(name: string, value: unknown): string {
+  try {
+    return JSON.stringify({ ok: true, value });
+  } catch (error) {
+    return errorEnvelope(new TypeError(`the result of ${name} is not JSON-compatible: ${messageOf(error)}`));
+  }
+}
+
+/** JSON text of a host call's failure: the Error's name and message, or the reason as text. */
+export function errorEnvelope(reason: unknown): string {
+  let name = 'Error';
+  let message = 'the call failed';
+  try {
+    if (reason instanceof Error) {
+      if (typeof reason.name === 'string' && reason.name !== '') name = reason.name;
+      message = String(reason.message);
+    } else {
+      message = String(reason);
+    }
+  } catch {
+    // A reason whose fields cannot be read keeps the generic message.
+  }
+  return JSON.stringify({ ok: false, name, message });
+}
+
+/** The message of an error from any realm, or the value as text. */
+export function messageOf(error: unknown): string {
+  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+    return (error as { message: string }).message;
+  }
+  return String(error);
+}
+
+/** The head of the output up to a byte cap; the rest is counted, not kept. Never cuts a character. */
+export class OutputBuffer {
+  private readonly parts: string[] = [];
+  private keptBytes = 0;
+  droppedBytes = 0;
+
+  constructor(private readonly capBytes: number) {}
+
+  write(text: string): void {
+    const size = Buffer.byteLength(text, 'utf8');
+    const room = this.capBytes - this.keptBytes;
+    if (size <= room) {
+      this.parts.push(text);
+      this.keptBytes += size;
+      return;
+    }
+    if (room <= 0) {
+      this.droppedBytes += size;
+      return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    let cut = room;
+    while (cut > 0 && ((bytes[cut] as number) & 0xc0) === 0x80) cut -= 1;
+    this.parts.push(bytes.subarray(0, cut).toString('utf8'));
+    this.keptBytes += cut;
+    this.droppedBytes += size - cut;
+  }
+
+  text(): string {
+    return this.parts.join('');
+  }
 }
