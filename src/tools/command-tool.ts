@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { execa, type Result } from 'execa';
+import type { Result } from 'execa';
 import { z } from 'zod';
 import type { CommandToolConfig } from '../config/config-schema';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
@@ -80,6 +80,8 @@ interface CommandRun {
 async function runCommand(config: CommandToolConfig, stdin: string, cwd: string, timeoutSeconds: number, signal: AbortSignal): Promise<CommandRun> {
   const [file = '', ...args] = config.command;
   const groupKill = process.platform !== 'win32';
+  // execa costs tens of ms to load: only runs that call a registered tool pay for it.
+  const { execa } = await import('execa');
   const subprocess = execa(file, args, {
     cwd,
     input: stdin,
