@@ -67,6 +67,7 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
       const cwd = resolve(ctx.workspace, expandHome(config.cwd ?? '.'));
       if (!isDirectory(cwd)) return failure(`${name}: its working folder ${cwd} does not exist`);
       const run = await runCommand(config, JSON.stringify(input), cwd, timeoutSeconds, ctx.signal);
+      if (run === 'aborted') return failure(`${name} was interrupted`);
       return toToolResult(name, config, timeoutSeconds, run);
     },
   });
@@ -77,11 +78,19 @@ interface CommandRun {
   stoppedBy?: 'timeout' | 'abort';
 }
 
-async function runCommand(config: CommandToolConfig, stdin: string, cwd: string, timeoutSeconds: number, signal: AbortSignal): Promise<CommandRun> {
+/** Runs the command; `aborted` when the signal aborted before it could start. */
+async function runCommand(
+  config: CommandToolConfig,
+  stdin: string,
+  cwd: string,
+  timeoutSeconds: number,
+  signal: AbortSignal,
+): Promise<CommandRun | 'aborted'> {
   const [file = '', ...args] = config.command;
   const groupKill = process.platform !== 'win32';
   // execa costs tens of ms to load: only runs that call a registered tool pay for it.
   const { execa } = await import('execa');
+  if (signal.aborted) return 'aborted';
   const subprocess = execa(file, args, {
     cwd,
     input: stdin,
