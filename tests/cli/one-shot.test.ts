@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Message } from '../../src/conversation/message';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
-import { makeCliDirs, runFence, type CliDirs } from '../support/run-cli';
+import { makeCliDirs, readOnlySessionLog, runFence, type CliDirs } from '../support/run-cli';
 
 let server: FakeLlm;
 let dirs: CliDirs;
@@ -16,14 +15,6 @@ afterEach(async () => {
   await server.close();
 });
 
-function readLog(home: string): Message[] {
-  const sessions = join(home, 'sessions');
-  const [id] = readdirSync(sessions);
-  return readFileSync(join(sessions, id!, 'conversation.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Message);
-}
 
 const providers = [
   { name: 'OpenAI-compatible', model: 'openai/gpt-test', env: () => ({ OPENAI_BASE_URL: `${server.url}/v1` }) },
@@ -51,7 +42,7 @@ describe.each(providers)('one-shot run against an $name server', ({ model, env }
     expect(result.stdout).toBe('Done: hello.py prints "hi there".');
     expect(readFileSync(join(dirs.workspace, 'hello.py'), 'utf8')).toBe("print('hi there')\n");
 
-    const log = readLog(dirs.home);
+    const log = readOnlySessionLog(dirs.home);
     expect(log.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'system', 'assistant', 'system', 'assistant', 'system', 'assistant']);
     expect(log[2]!.content).not.toContain('must be dropped');
     expect(log[2]!.content.endsWith('```')).toBe(true);
@@ -81,7 +72,7 @@ describe('one-shot command line', () => {
     });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('second answer');
-    const users = readLog(dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
+    const users = readOnlySessionLog(dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
     expect(users).toEqual(['summarise this:\n\npiped text', 'and now this']);
   });
 
@@ -89,7 +80,7 @@ describe('one-shot command line', () => {
     server.reply((r) => r.text('ok'));
     const result = await runFence(['-n', '-m', 'local/test'], { cwd: dirs.workspace, env: openaiEnv(), input: 'what is 2+2?' });
     expect(result.exitCode).toBe(0);
-    expect(readLog(dirs.home).find((m) => m.role === 'user')?.content).toBe('what is 2+2?');
+    expect(readOnlySessionLog(dirs.home).find((m) => m.role === 'user')?.content).toBe('what is 2+2?');
   });
 
   it('says in one line how to configure when there is no key and no server', async () => {
@@ -120,7 +111,7 @@ describe('one-shot command line', () => {
     server.reply((r) => r.text('The file is missing.'));
     const result = await runFence(['-n', '-m', 'local/test', 'read it'], { cwd: dirs.workspace, env: openaiEnv() });
     expect(result.exitCode).toBe(0);
-    const toolResult = readLog(dirs.home).find((m) => m.meta?.toolResult);
+    const toolResult = readOnlySessionLog(dirs.home).find((m) => m.meta?.toolResult);
     expect(toolResult?.meta?.isError).toBe(true);
     expect(toolResult?.content).toMatch(/missing\.txt/);
   });

@@ -1,9 +1,8 @@
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Message } from '../../src/conversation/message';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
-import { makeCliDirs, runFence, type CliDirs } from '../support/run-cli';
+import { makeCliDirs, readOnlySessionLog, runFence, type CliDirs } from '../support/run-cli';
 
 const FINANCE = resolve(import.meta.dirname, '../../examples/finance');
 const OVER_LIMIT = readFileSync(join(FINANCE, 'over-limit.js'), 'utf8');
@@ -22,14 +21,6 @@ afterEach(async () => {
 const env = () => ({ FENCE_HOME: dirs.home, OPENAI_BASE_URL: server.openaiBaseURL });
 const ptcBlock = (code: string) => `\`\`\`ptc\n${code.trimEnd()}\n\`\`\`\n`;
 
-function sessionLog(): Message[] {
-  const sessions = join(dirs.home, 'sessions');
-  const [id] = readdirSync(sessions);
-  return readFileSync(join(sessions, id!, 'conversation.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Message);
-}
 
 describe('programs in a scripted session', () => {
   it('runs the finance program: only what it prints reaches the model', async () => {
@@ -41,7 +32,7 @@ describe('programs in a scripted session', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('Four people are over their limit.');
 
-    const toolResult = sessionLog().find((m) => m.meta?.toolResult);
+    const toolResult = readOnlySessionLog(dirs.home).find((m) => m.meta?.toolResult);
     expect(toolResult?.meta?.tool).toBe('ptc');
     expect(toolResult?.content).toContain('["Nikhil Moreau","Elena Urbina","Zoë Kowalski","Wen Abara"]');
     expect(toolResult?.content).toMatch(/\[17 tool calls; trace \S+\]/);
@@ -78,7 +69,7 @@ describe('programs in a scripted session', () => {
 
     const result = await runFence(['-n', '-m', 'local/test', 'read everything'], { cwd: dirs.workspace, env: env() });
     expect(result.exitCode).toBe(0);
-    const toolResult = sessionLog().find((m) => m.meta?.toolResult)?.content ?? '';
+    const toolResult = readOnlySessionLog(dirs.home).find((m) => m.meta?.toolResult)?.content ?? '';
     expect(toolResult).toContain('public notes');
     expect(toolResult).toContain('refused: read denied: secrets stay out of programs');
     expect(toolResult).not.toContain('hunter2');
@@ -100,7 +91,7 @@ describe('programs in a scripted session', () => {
     const result = await runFence(['-n', '-m', 'local/test', 'try'], { cwd: dirs.workspace, env: env() });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('Both programs were stopped; I will do it differently.');
-    const results = sessionLog().filter((m) => m.meta?.toolResult);
+    const results = readOnlySessionLog(dirs.home).filter((m) => m.meta?.toolResult);
     expect(results).toHaveLength(2);
     expect(results[0]?.content).toMatch(/Program failed \(cpu_time\)/);
     expect(results[1]?.content).toMatch(/Program failed \(memory\)/);

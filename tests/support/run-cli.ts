@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
+import type { Message } from '../../src/conversation/message';
 
 /** Path of the built CLI entry (`npm test` builds before running the tests). */
 export const FENCE_BIN = resolve(import.meta.dirname, '../../bin/fence.js');
@@ -33,4 +34,15 @@ export function runFence(args: string[], options: { cwd: string; env: Record<str
     reject: false,
     timeout: options.timeoutMs ?? 60_000,
   });
+}
+
+/** The messages of the only session under `home` (the CLI run of a test). */
+export function readOnlySessionLog(home: string): Message[] {
+  const sessions = join(home, 'sessions');
+  const ids = readdirSync(sessions);
+  if (ids.length !== 1) throw new Error(`expected one session in ${sessions}, found ${ids.length}`);
+  return readFileSync(join(sessions, ids[0] ?? '', 'conversation.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Message);
 }
