@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
-import { performance } from 'node:perf_hooks';
-import { DEFAULT_SANDBOX_LIMITS, runInSandbox, type HostFunction, type SandboxLimits } from '../runtime/sandbox';
+import { DEFAULT_SANDBOX_LIMITS, runInSandbox, type SandboxLimits } from '../runtime/sandbox';
+import { recordCalls } from './call-recorder';
 import { parseIntent } from './intent';
 import type { ProgramStore } from './program-store';
-import { newTraceId, traceValue, writeTrace, type ProgramTrace, type TraceCall, type TraceDecision } from './trace';
+import { newTraceId, writeTrace, type ProgramTrace, type TraceDecision } from './trace';
 
 /** Who is calling, for admission, and the run's signal. */
 export interface ProgramCall {
@@ -55,53 +54,17 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
   const principal = options.principal ?? `program:${sha256.slice(0, 12)}`;
   const intent = parseIntent(options.code);
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
-  const calls: TraceCall[] = [];
-  // Calls still running; a run can end before they settle, and then they are recorded as such.
-  const running = new Map<number, TraceCall>();
-  let ended = false;
-  const started = performance.now();
-
-  const functions: Record<string, HostFunction> = {};
-  for (const [name, tool] of Object.entries(options.tools)) {
-    functions[name] = async (args, signal) => {
-      // Every call in flight listens on the run's signal; up to maxConcurrentCalls at once.
-      setMaxListeners(0, signal);
-      const seq = calls.length + running.size + 1;
-      const call: TraceCall = { seq, tool: name, args, start: Math.round(performance.now() - started), durationMs: 0, ok: false };
-      running.set(seq, call);
-      const t0 = performance.now();
-      const outcome = await tool(args, { principal, ...(intent ? { intent } : {}), signal }).catch(
-        (error: unknown): ProgramToolOutcome => ({
-          decision: { action: 'allow' },
-          ok: false,
-          error: error instanceof Error ? error.message : String(error),
-        }),
-      );
-      if (ended) throw new Error('the program has ended');
-      running.delete(seq);
-      const entry: TraceCall = { ...call, decision: outcome.decision, durationMs: Math.round((performance.now() - t0) * 10) / 10 };
-      if (outcome.resource !== undefined) entry.resource = outcome.resource;
-      calls.push(entry);
-      if (!outcome.ok) {
-        entry.error = outcome.error;
-        throw new Error(outcome.error);
-      }
-      entry.ok = true;
-      Object.assign(entry, traceValue(outcome.value));
-      return outcome.value;
-    };
-  }
+  const recorder = recordCalls(options.tools, { principal, ...(intent ? { intent } : {}) });
 
   const result = await runInSandbox({
     code: options.code,
-    functions,
+    functions: recorder.functions,
     limits,
     ...(options.store ? { store: options.store } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.globals ? { globals: options.globals } : {}),
   });
-  ended = true;
-  const unfinished = [...running.values()].map((call) => ({ ...call, error: 'still running when the program ended' }));
+  const calls = recorder.finish();
   const trace: ProgramTrace = {
     id: newTraceId(),
     sessionId: options.session.id,
@@ -111,7 +74,7 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
     principal,
     ...(intent ? { intent } : {}),
     limits,
-    calls: [...calls, ...unfinished].sort((a, b) => a.seq - b.seq),
+    calls,
     stdout: result.stdout,
     droppedOutputBytes: result.droppedOutputBytes,
     ok: result.ok,
