@@ -30,18 +30,21 @@ export function showTraceCommand(id: string): number {
 /** A trace as text for people: header, status, each call with its decision, output, result, code. */
 export function formatTrace(trace: ProgramTrace, path: string): string {
   const lines: string[] = [];
-  const { limits } = trace;
   lines.push(`trace ${trace.id} · session ${trace.sessionId} · ${trace.createdAt.replace('T', ' ').slice(0, 19)}`);
   lines.push(`file ${path}`);
   lines.push(`principal ${trace.principal}${trace.intent ? ` · intent: ${trace.intent}` : ''}`);
   lines.push(`code sha256 ${trace.sha256}`);
-  lines.push(
-    `limits: memory ${mib(limits.memoryBytes)}, cpu ${limits.cpuTimeMs / 1000} s, wall ${limits.wallTimeMs / 1000} s, ` +
-      `stack ${limits.stackBytes / 1024} KiB, ${limits.maxToolCalls} calls, ${limits.maxConcurrentCalls} at once, output ${mib(limits.maxOutputBytes)}`,
-  );
+  const { limits, stats } = trace;
+  if (trace.runtime === 'python') lines.push('runtime: a Python cell');
+  if (limits) {
+    lines.push(
+      `limits: memory ${mib(limits.memoryBytes)}, cpu ${limits.cpuTimeMs / 1000} s, wall ${limits.wallTimeMs / 1000} s, ` +
+        `stack ${limits.stackBytes / 1024} KiB, ${limits.maxToolCalls} calls, ${limits.maxConcurrentCalls} at once, output ${mib(limits.maxOutputBytes)}`,
+    );
+  }
   const where = trace.error?.line === undefined ? '' : ` at line ${trace.error.line}`;
   lines.push(trace.ok ? 'status: ok' : `status: failed (${trace.error?.kind ?? 'error'})${where}: ${trace.error?.message ?? ''}`);
-  lines.push(`time: ${trace.stats.wallTimeMs} ms wall, ${trace.stats.cpuTimeMs} ms in the sandbox`);
+  if (stats) lines.push(`time: ${stats.wallTimeMs} ms wall, ${stats.cpuTimeMs} ms in the sandbox`);
   lines.push('', `calls (${trace.calls.length}):`);
   for (const call of trace.calls) lines.push(`  ${formatCall(call)}`);
   lines.push('', 'output:');

@@ -43,14 +43,18 @@ export interface ProgramTrace {
   sha256: string;
   principal: string;
   intent?: string;
-  limits: SandboxLimits;
+  /** What ran the code: a program in the sandbox (the default when absent) or a Python cell. */
+  runtime?: 'sandbox' | 'python';
+  /** The sandbox's limits (programs only). */
+  limits?: SandboxLimits;
   calls: TraceCall[];
   stdout: string;
   droppedOutputBytes: number;
   ok: boolean;
   result?: unknown;
   error?: SandboxResult['error'];
-  stats: SandboxResult['stats'];
+  /** The sandbox's figures (programs only). */
+  stats?: SandboxResult['stats'];
 }
 
 /** A sortable trace id: `20261129-211500-3fa9c1`. */

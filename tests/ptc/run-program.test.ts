@@ -45,7 +45,7 @@ describe('runProgram', () => {
     expect(trace.id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/);
     expect(Number.isNaN(Date.parse(trace.createdAt))).toBe(false);
     expect(trace.error).toBeUndefined();
-    expect(trace.stats.toolCalls).toBe(0);
+    expect(trace.stats?.toolCalls).toBe(0);
   });
 
   it('leaves out the intent and the result when there are none', async () => {
@@ -93,7 +93,7 @@ describe('runProgram', () => {
     }
     const starts = trace.calls.map((c) => c.start);
     expect([...starts].sort((x, y) => x - y)).toEqual(starts);
-    expect(trace.stats.toolCalls).toBe(4);
+    expect(trace.stats?.toolCalls).toBe(4);
   });
 
   it('gives each tool the principal, the intent and a live signal', async () => {

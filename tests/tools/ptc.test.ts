@@ -243,7 +243,7 @@ describe('createPtcTool', () => {
     expect(result.isError).toBe(true);
     expect(run?.trace.error?.kind).toBe('cpu_time');
     expect(result.output).toMatch(/^Program failed \(cpu_time\)( at line \d+)?: the program used more than its 300 ms of CPU time\n\[0 tool calls; trace /);
-    expect(run?.trace.limits.cpuTimeMs).toBe(300);
+    expect(run?.trace.limits?.cpuTimeMs).toBe(300);
   });
 
   it('ends the run when the tool is aborted', async () => {
