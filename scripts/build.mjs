@@ -2,7 +2,7 @@
 // node-pty) are reached through dynamic import() and so land in chunks of their own that
 // load only when used: `fence --version` never pays for them.
 import { build } from 'esbuild';
-import { rm } from 'node:fs/promises';
+import { copyFile, rm } from 'node:fs/promises';
 
 const outdir = new URL('../dist/', import.meta.url).pathname;
 await rm(outdir, { recursive: true, force: true });
@@ -22,3 +22,6 @@ await build({
   banner: { js: "import { createRequire as __fenceRequire } from 'node:module'; const require = __fenceRequire(import.meta.url);" },
   chunkNames: 'chunks/[name]-[hash]',
 });
+// The Python kernel is a script run by python3, not bundled: it sits beside cli.js, where
+// src/runtime/python-kernel.ts looks for it (next to its chunk, or one folder up).
+await copyFile(new URL('../src/runtime/kernel.py', import.meta.url), `${outdir}kernel.py`);

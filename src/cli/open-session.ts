@@ -4,9 +4,12 @@ import { buildSystemPrompt, readAgentsFile } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import { newSessionId, SessionStore } from '../conversation/session-store';
+import { PythonToolBridge } from '../ptc/python-bridge';
 import type { BashSession } from '../runtime/bash-session';
+import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { PolicyRule } from '../policy/admit';
-import type { ToolContext } from '../tools/define-tool';
+import type { PythonCells, ToolContext } from '../tools/define-tool';
+import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { buildToolset } from './toolset';
 
@@ -43,7 +46,7 @@ export function openSession(options: {
   signal: AbortSignal;
 }): OpenSession {
   const id = options.name ?? newSessionId();
-  const { tools, rules } = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
+  const { tools, rules, eligible } = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
   const registry = new ToolRegistry(tools);
   const store = SessionStore.create(options.home, {
     id,
@@ -63,18 +66,41 @@ export function openSession(options: {
   };
   if (registry.get('shell')) startBash().catch(() => undefined);
 
+  // Python starts on its first cell: most sessions never use it, and it costs ~100 ms.
+  let kernel: Promise<PythonKernel> | undefined;
+  const toolContext: ToolContext = { workspace: options.workspace, signal: options.signal, bash: startBash, python: () => startPython() };
+  const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), { id, dir: store.dir });
+  const startPython = async (): Promise<PythonCells> => {
+    kernel ??= import('../runtime/python-kernel').then(({ PythonKernel }) =>
+      PythonKernel.start({ cwd: options.workspace, onToolCall: bridge.call, toolNames: bridge.toolNames }),
+    );
+    const started = await kernel;
+    return {
+      run: async (code, runOptions) => {
+        const cell = await bridge.runCell(code, runOptions?.signal ?? options.signal, () => started.run(code, runOptions), summarizeCell);
+        return cell.result;
+      },
+    };
+  };
+
   let closed = false;
   return {
     store,
     registry,
     rules,
-    toolContext: { workspace: options.workspace, signal: options.signal, bash: startBash },
+    toolContext,
     async close() {
       if (closed) return;
       closed = true;
-      const shell = await bash?.catch(() => undefined);
-      await shell?.close();
+      const [shell, python] = await Promise.all([bash?.catch(() => undefined), kernel?.catch(() => undefined)]);
+      await Promise.all([shell?.close(), python?.close()]);
       store.close();
     },
   };
+}
+
+/** What a Python cell's trace records of its result. */
+function summarizeCell(result: CellResult) {
+  const ok = !result.error && !result.timedOut && !result.interrupted && !result.restarted;
+  return { output: result.output, ok, ...(result.error ? { error: `${result.error.name}: ${result.error.message}` } : {}) };
 }

@@ -3,6 +3,7 @@ import type { ToolSpec } from './define-tool';
 import { globTool } from './glob';
 import { grepTool } from './grep';
 import { patchTool } from './patch';
+import { createPythonTool } from './python';
 import { readTool } from './read';
 import { saveTool } from './save';
 import { createShellTool, type ShellToolOptions } from './shell';
@@ -14,5 +15,5 @@ export interface BuiltinToolOptions {
 
 /** The built-in tools, in the order the system prompt presents them. */
 export function builtinTools(options: BuiltinToolOptions = {}): ToolSpec[] {
-  return [createShellTool(options.shell), saveTool, appendTool, patchTool, readTool, globTool, grepTool] as ToolSpec[];
+  return [createShellTool(options.shell), createPythonTool(), saveTool, appendTool, patchTool, readTool, globTool, grepTool] as ToolSpec[];
 }

@@ -1,5 +1,9 @@
 import type { z } from 'zod';
 import type { BashSession } from '../runtime/bash-session';
+import type { PythonKernel } from '../runtime/python-kernel';
+
+/** What the `python` tool needs of a kernel: running a cell. */
+export type PythonCells = Pick<PythonKernel, 'run'>;
 
 /** Who may call a tool: the model directly, a program (PTC), or both. */
 export type Caller = 'direct' | 'program';
@@ -12,6 +16,12 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The session's persistent shell, started on first use. */
   bash(): Promise<BashSession>;
+  /**
+   * The session's persistent Python kernel, started on first use (its host tools are the
+   * program-eligible tools). Absent: Python is not available in this session, and the `python`
+   * tool answers with an error result.
+   */
+  python?(): Promise<PythonCells>;
   /**
    * Whether the current caller may touch `resource` (a workspace-relative path, as
    * `workspaceResource` gives it). Tools that touch many files (`glob`, `grep`) leave out those

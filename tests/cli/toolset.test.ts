@@ -93,7 +93,7 @@ describe('buildToolset', () => {
   it('lists the built-ins, then the registered tools, then ptc', async () => {
     const lookup = await lookupScript();
     const toolset = buildToolset(config({ tools: { lookup, notify: { description: 'Notify someone', command: ['true'], callers: ['direct'] } } }), sessionRef());
-    expect(names(toolset.tools)).toEqual(['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'lookup', 'notify', 'ptc']);
+    expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'lookup', 'notify', 'ptc']);
   });
 
   it('makes the read-only built-ins and the program-callable registered tools eligible', async () => {

@@ -26,7 +26,7 @@ describe('ToolRegistry', () => {
   const shell = tools.find((tool) => tool.name === 'shell');
 
   it('keeps the tools in the order given', () => {
-    expect(registry.tools.map((tool) => tool.name)).toEqual(['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep']);
+    expect(registry.tools.map((tool) => tool.name)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep']);
   });
 
   it('finds a tool by each of its tags', () => {
@@ -45,8 +45,8 @@ describe('ToolRegistry', () => {
 
   it('tells tool tags from other language tags, also when detached from the registry', () => {
     const { isTool } = registry;
-    expect(['shell', 'bash', 'sh', 'save', 'append', 'patch', 'read'].every(isTool)).toBe(true);
-    expect(['ts', 'json', 'python', '', 'Shell'].some(isTool)).toBe(false);
+    expect(['shell', 'bash', 'sh', 'python', 'py', 'ipython', 'save', 'append', 'patch', 'read'].every(isTool)).toBe(true);
+    expect(['ts', 'json', 'javascript', '', 'Shell'].some(isTool)).toBe(false);
   });
 
   it('refuses two tools with the same name', () => {

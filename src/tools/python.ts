@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import type { CellResult } from '../runtime/python-kernel';
+import { defineTool } from './define-tool';
+
+/** Default per-cell timeout. A cell that runs longer is interrupted; its variables are kept. */
+export const DEFAULT_PYTHON_TIMEOUT_MS = 120_000;
+
+const fence = '```';
+const STATE_LOST = 'variables, imports and functions are gone.';
+
+/** Options of the python tool that a session may set. */
+export interface PythonToolOptions {
+  timeoutMs?: number;
+}
+
+/** A duration for people: `120 s`, `0.5 s`. */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * Makes the `python` tool: runs a block as one cell of the session's persistent Python kernel
+ * (`ctx.python`). The result is the cell's output, then `Out: <repr>` for a final value, the
+ * traceback of an error, and one plain note for a timeout, an interrupt, a restart (state
+ * lost) or dropped output. It is an error result when the cell raised, timed out or the kernel
+ * restarted, and when the session has no Python. It never throws for what the cell does.
+ */
+export function createPythonTool(options: PythonToolOptions = {}) {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PYTHON_TIMEOUT_MS;
+  return defineTool({
+    name: 'python',
+    description: 'Run Python code in a persistent kernel.',
+    instructions: [
+      'Runs the block as one cell of a Python kernel that lives for the whole session: variables, imports and functions persist between blocks.',
+      'As in a REPL, the value of a final expression is shown as `Out: <repr>`; print what else you want to see. Top-level `await` works.',
+      "When IPython is installed, its syntax works too (`%timeit`, `!ls`). Output of child processes (`os.system`, `subprocess`) is captured. stdin is empty: `input()` fails.",
+      'The tools that programs may call are Python functions here: `read(path="a.txt")` calls the tool and returns its value (keyword arguments, as in the tool\'s parameters); a failure raises `ToolError`, which you can catch.',
+      'For calls in parallel, use the awaitable forms: `a, b = await gather(tools.read(path="a"), tools.read(path="b"))`.',
+      `Each block may run for ${seconds(timeoutMs)}; then it is interrupted with KeyboardInterrupt and the variables are kept. A cell that does not stop, or that crashes Python, restarts the kernel: ${STATE_LOST.replace(/\.$/, '')}.`,
+      'Long output is cut to its head and tail.',
+    ].join('\n'),
+    examples: [`${fence}python`, 'import json', 'data = json.loads(read(path="package.json"))', 'sorted(data["dependencies"])', fence].join('\n'),
+    blockTypes: ['python', 'py', 'ipython'],
+    parameters: z.object({ code: z.string().describe('The Python code to run') }),
+    block: { content: 'code' },
+    callers: ['direct'],
+    mutating: true,
+    resource: ({ code }) => code,
+    async execute({ code }, ctx) {
+      if (!code.trim()) return { output: 'The python block was empty: write the code inside it.', isError: true };
+      if (!ctx.python) return { output: 'Python is not available in this session: use the shell or a program instead.', isError: true };
+      let kernel;
+      try {
+        kernel = await ctx.python();
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        return { output: `Python could not be started: ${reason}`, isError: true };
+      }
+      const result = await kernel.run(code, { timeoutMs, signal: ctx.signal });
+      const parts = [
+        result.output.replace(/\n+$/, ''),
+        result.value === undefined ? '' : `Out: ${result.value}`,
+        result.error ? result.error.traceback.replace(/\n+$/, '') || `${result.error.name}: ${result.error.message}` : '',
+        ...notes(result, timeoutMs),
+      ];
+      const output = parts.filter(Boolean).join('\n');
+      return {
+        output: output || '(no output)',
+        value: { output: result.output, value: result.value ?? null, error: result.error ?? null },
+        isError: result.error !== undefined || result.timedOut || result.restarted !== undefined,
+        details: result,
+      };
+    },
+  });
+}
+
+/** Plain sentences about how the cell ended, when it did not simply finish. */
+function notes(result: CellResult, timeoutMs: number): string[] {
+  const notes: string[] = [];
+  const stopped = result.timedOut ? `Timed out after ${seconds(timeoutMs)}` : 'Interrupted';
+  if (result.restarted && (result.timedOut || result.interrupted)) {
+    notes.push(`${stopped} and did not stop, so the Python kernel was killed and started again: ${STATE_LOST}`);
+  } else if (result.restarted) {
+    notes.push(`The Python kernel crashed and was started again: ${STATE_LOST} (Cause: ${result.restarted.reason}.)`);
+  } else if (result.timedOut || result.interrupted) {
+    notes.push(`${stopped} with KeyboardInterrupt; the kernel kept its variables.`);
+  }
+  if (result.droppedBytes > 0) notes.push(`${result.droppedBytes} bytes of output were dropped from the middle.`);
+  return notes;
+}
