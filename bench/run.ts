@@ -12,6 +12,7 @@ import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { financeFigures, median, sandboxFigures } from './ptc';
+import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
 const BIN = resolve(import.meta.dirname, '../bin/fence.js');
 const root = mkdtempSync(join(tmpdir(), 'fence-bench-'));
@@ -139,6 +140,14 @@ rows.push(['peak RSS of a one-turn run', fmt(first.rssMb, 'MB'), '≤ 100 MB']);
 
 console.log('| measure (median) | fence | aim |\n|---|---|---|');
 for (const [name, value, aim] of rows) console.log(`| ${name} | ${value} | ${aim} |`);
+
+const python = await pythonFigures();
+const large = await shellLargeOutputFigures();
+console.log('\n| runtimes | fence | aim |\n|---|---|---|');
+console.log(`| Python kernel start | ${fmt(python.startMs, 'ms')} | ≤ 300 ms |`);
+console.log(`| Python cell round trip (\`1+1\`) | ${fmt(python.cellMs, 'ms')} | ≤ 2 ms |`);
+console.log(`| shell command printing 5 MB | ${fmt(large.ms, 'ms')} | ≤ 1 s |`);
+console.log(`| host RSS growth after five 5 MB commands | ${fmt(large.rssGrowthMb, 'MB')} | back to its level |`);
 
 const sandbox = await sandboxFigures();
 console.log('\n| program sandbox | fence | aim |\n|---|---|---|');
