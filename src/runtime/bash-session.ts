@@ -1,68 +1,61 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { IPty } from 'node-pty';
-import { CommandCapture, stripTerminalCodes } from './command-output';
-import { foregroundProcessGroup, listProcesses, sessionMembers, signalProcess } from './process-tree';
+import { CommandCapture } from './command-output';
+import { findTerminalReader, terminalOf } from './input-wait';
+import { killForegroundJob, killSession, signalProcess } from './process-tree';
+import {
+  BASH_ARGS,
+  RISKY_SYNTAX,
+  SHELL_SETUP,
+  checkSyntax,
+  commandLine,
+  makeTempDir,
+  markerCommands,
+  newNonce,
+  ptyOptions,
+  SESSION_VARIABLE,
+  shellEnvironment,
+  writeCommandFile,
+} from './shell-setup';
 
 /**
  * One persistent bash in a pty. How a command travels:
  *
- * - The command text is written to a private temp file and the pty receives one short line:
- *   ` builtin . <file>; <status marker>; PS1=<prompt marker>`. Sourcing keeps `cd`, variables,
- *   functions and aliases in the shell, and nothing of the command passes through the
- *   terminal: no 4096-byte canonical line limit, no quoting, no echo of the command, and a
- *   syntax error (an unbalanced quote) is confined to the file, so bash reports it and returns.
- * - Both markers carry a random nonce made for this command (see `CommandCapture`). The status
- *   marker (with `$?`) ends the command; the command cannot print it by accident, since the
- *   nonce is only in the line read after it, and that line does not contain the marker as
- *   such (see `markerCommands`). It goes to /dev/tty, so `exec >file` does not swallow it.
- * - The prompt marker (PS1) tells that bash is back at its prompt after an interrupt, when the
- *   rest of the line was abandoned, without typing anything a still-running program could read.
- *   (A command that replaces PS1 or sends bash's stderr elsewhere and then overruns hides the
- *   prompt: bash is then killed and started anew.)
- * - bash runs `--noprofile --norc --noediting -i`: interactive, so job control gives each
- *   command its own process group and Ctrl-C reaches only that; no readline; `stty -echo`;
- *   no history.
+ * - The command text is written to a private temp file and the pty receives one short line that
+ *   sources it and then prints the command's status marker and sets the prompt marker (see
+ *   `commandLine`): nothing of the command passes through the terminal.
+ * - The status marker ends the command. The prompt marker tells that bash is back at its prompt
+ *   after an interrupt. (A command that replaces PS1 or sends bash's stderr elsewhere and then
+ *   overruns hides the prompt: bash is then killed and started anew.)
+ * - bash is interactive (`BASH_ARGS`): each command is a job in its own process group, which
+ *   Ctrl-C and kills reach alone; the job notices this prints are filtered out (`JobNoticeFilter`).
+ * - A command that falls quiet while a process of its job is blocked reading the terminal
+ *   (`findTerminalReader`) is left running, waiting for input: `sendInput` types into it, the
+ *   next `run` stops it first.
  */
 
-/** How long a command may run when `timeoutMs` is not given: two minutes. */
+/** How long a command may run when `timeoutMs` is not given (two minutes), and the default output cap (8 MiB). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
-/** Default cap on one command's kept output: 8 MiB. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
+/**
+ * How long a command must print nothing before the shell looks whether it is blocked reading the
+ * terminal: 1.5 s, long enough not to look at every pause, short enough to answer a prompt soon.
+ */
+export const DEFAULT_INPUT_WAIT_MS = 1_500;
+/** The output of `sendInput` when no command waits for input. */
+export const NOTHING_WAITING = 'nothing is waiting for input';
 /** After Ctrl-C, how long a command has to stop before its process group is killed. */
 const INTERRUPT_GRACE_MS = 2_000;
 /** After a kill, how long bash has to come back to its prompt before the next escalation. */
 const KILL_WAIT_MS = 1_000;
 const KILL_ROUNDS = 2;
+/** Before typing into a waiting command, how long its pending output may take to come in. */
+const TYPE_SETTLE_MS = 50;
 /** How many nonces of completed commands are accepted in the prompt of an interrupted one. */
 const KEPT_PROMPTS = 4;
 const START_TIMEOUT_MS = 15_000;
 const EXIT_WAIT_MS = 5_000;
-
-/** Command and process substitutions: text with one is syntax-checked apart first (see {@link checkSyntax}). */
-const RISKY_SYNTAX = /\$\(|[<>]\(/;
-
-/** Set for every command; they keep programs from waiting on a pager, an editor or a prompt. */
-const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = {
-  PAGER: 'cat',
-  GIT_PAGER: 'cat',
-  MANPAGER: 'cat',
-  EDITOR: 'true',
-  VISUAL: 'true',
-  GIT_EDITOR: 'true',
-  GIT_TERMINAL_PROMPT: '0',
-  // A dumb terminal: programs keep colours and cursor tricks to themselves (escape sequences
-  // that still arrive are stripped), and line editing stays out of the way.
-  TERM: 'dumb',
-  NO_COLOR: '1',
-  HISTFILE: '/dev/null',
-};
-
-/** Typed once when bash starts, before the first markers. */
-const SHELL_SETUP = "stty -echo 2>/dev/null; PS2=''; PS0=''; PROMPT_COMMAND=''; unset TMOUT; set +o history;";
 
 export interface BashSessionOptions {
   cwd: string;
@@ -84,6 +77,12 @@ export interface BashRunOptions {
    * started anew (`shellExited`).
    */
   timeoutMs?: number;
+  /**
+   * How long the command must be silent, in milliseconds, before the shell checks whether it
+   * waits for terminal input (default {@link DEFAULT_INPUT_WAIT_MS}); `Infinity` turns the check
+   * off, so such a command runs into its timeout. The check works on Linux only.
+   */
+  inputWaitMs?: number;
   /** Aborting behaves like a timeout (interrupt, then kill); the result has `interrupted: true`. */
   signal?: AbortSignal;
   /**
@@ -118,6 +117,23 @@ export interface BashRunResult {
   shellExited?: { code: number | null };
   /** Bytes of output dropped from the middle because of maxOutputBytes. */
   droppedBytes: number;
+  /**
+   * The command is still running, blocked reading the terminal after `inputWaitMs` of silence.
+   * `output` is what it printed so far (the question, usually), `exitCode` is null. Answer with
+   * `sendInput`; the next `run` stops it.
+   */
+  waitingForInput?: true;
+  /**
+   * A command that waited for input was stopped before this one ran (Ctrl-C, then a kill of
+   * its job): `exitCode` as for a timeout, or the code it ended with by itself meanwhile.
+   */
+  stoppedWaiting?: { command: string; exitCode: number | null };
+  /**
+   * Only from `sendInput`: no command was waiting, so nothing was typed. Either none was left
+   * waiting (`output` is {@link NOTHING_WAITING}), or it had ended on its own in the meantime:
+   * then the result is that command's end (its remaining output and exit code).
+   */
+  nothingWaiting?: true;
 }
 
 type PtySpawn = typeof import('node-pty').spawn;
@@ -127,9 +143,21 @@ interface Shell {
   readonly pty: IPty;
   exit: { code: number | null } | undefined;
   readonly exited: Promise<void>;
+  /** The pty device, as bash's stdin shows it; unknown outside Linux. */
+  terminal: string | undefined;
 }
 
-type WaitOutcome = 'met' | 'timeout' | 'aborted';
+/** A command sent to bash whose end has not been taken yet. */
+interface Running {
+  readonly command: string;
+  readonly shell: Shell;
+  readonly nonce: string;
+  readonly capture: CommandCapture;
+}
+
+type WaitOutcome = 'met' | 'timeout' | 'aborted' | 'quiet';
+type RunOutcome = Exclude<WaitOutcome, 'quiet'> | 'input';
+type ResultContext = Pick<BashRunResult, 'shellExited' | 'stoppedWaiting'>;
 
 /**
  * A persistent bash shell in a pty. Commands run one at a time in the same shell, so `cd`,
@@ -145,6 +173,10 @@ export class BashSession {
   private readonly listeners = new Set<() => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private closing: Promise<void> | undefined;
+  /** A command left running because it waits for input; its capture stays `capture`. */
+  private waiting: Running | undefined;
+  /** Counts pty events, to tell whether output came while /proc was being read. */
+  private events = 0;
 
   private constructor(
     private readonly spawn: PtySpawn,
@@ -157,7 +189,7 @@ export class BashSession {
   static async start(options: BashSessionOptions): Promise<BashSession> {
     // node-pty is a native addon kept out of the bundle: load it only when a shell is needed.
     const { spawn } = await import('node-pty');
-    const dir = await mkdtemp(join(tmpdir(), 'fence-bash-'));
+    const dir = await makeTempDir();
     const session = new BashSession(spawn, options, shellEnvironment(options.env), join(dir, 'command.sh'));
     try {
       session.shell = await session.startShell();
@@ -174,39 +206,67 @@ export class BashSession {
     return this.shell.pty.pid;
   }
 
+  /** The command that waits for input, if one does (see {@link BashRunResult.waitingForInput}). */
+  get waitingCommand(): string | undefined {
+    return this.waiting?.command;
+  }
+
   /**
    * Runs `command` (any bash text: several lines, heredocs, even broken syntax) in the shell.
-   * Calls are serialised: a second `run` starts when the first has finished.
+   * Calls are serialised: a second `run` starts when the first has finished. A command still
+   * waiting for input is stopped first (`stoppedWaiting`).
    */
   run(command: string, options: BashRunOptions = {}): Promise<BashRunResult> {
-    const result = this.queue.then(() => this.execute(command, options));
-    this.queue = result.catch(() => undefined);
-    return result;
+    return this.enqueue(() => this.execute(command, options));
+  }
+
+  /**
+   * Types `text` into the command that waits for input, as keys: each line ends with Enter (one
+   * is added when `text` does not end with a newline). Then waits as `run` does: for the end,
+   * another wait for input, or the timeout. A line longer than 4095 characters is cut by the
+   * terminal for a program that reads whole lines. Does not type anything when no command
+   * waits (`nothingWaiting`).
+   */
+  sendInput(text: string, options: BashRunOptions = {}): Promise<BashRunResult> {
+    return this.enqueue(() => this.answer(text, options));
   }
 
   /** Kills bash and every process of its terminal session, and removes the temp files. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.waiting = undefined;
       await this.killShell(this.shell);
       await rm(dirname(this.commandFile), { recursive: true, force: true });
     })();
     return this.closing;
   }
 
+  private enqueue(task: () => Promise<BashRunResult>): Promise<BashRunResult> {
+    const result = this.queue.then(task);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
   private async execute(command: string, options: BashRunOptions): Promise<BashRunResult> {
     if (this.closing) throw new Error('BashSession is closed');
-    let shellExited = this.shell.exit;
-    if (shellExited) await this.restartUnlessClosed(this.shell);
-    const early = (output: string, exitCode: number | null, interrupted: boolean): BashRunResult => ({
-      output,
-      exitCode,
-      timedOut: false,
-      interrupted,
-      droppedBytes: 0,
-      ...(shellExited ? { shellExited } : {}),
-    });
+    const context: ResultContext = {};
+    const waiting = this.waiting;
+    if (waiting) {
+      this.waiting = undefined;
+      // Stopped as a timeout would stop it, unless it ended on its own meanwhile. Its capture is still `capture`.
+      const over = waiting.capture.done || waiting.shell.exit !== undefined;
+      const stopped = await this.settle(waiting, !over && (await this.interrupt(waiting.shell, waiting.capture)), {});
+      context.stoppedWaiting = { command: waiting.command, exitCode: stopped.exitCode };
+      if (stopped.shellExited) context.shellExited = stopped.shellExited;
+    }
+    if (this.shell.exit) {
+      context.shellExited = this.shell.exit;
+      await this.restartUnlessClosed(this.shell);
+    }
+    const early = (output: string, exitCode: number | null, interrupted: boolean): BashRunResult =>
+      ({ output, exitCode, timedOut: false, interrupted, droppedBytes: 0, ...context });
     if (options.signal?.aborted) return early('', null, true);
-    await this.writeCommand(command);
+    await writeCommandFile(this.commandFile, command);
     const syntaxError = RISKY_SYNTAX.test(command) ? await checkSyntax(this.commandFile, this.env) : undefined;
     if (syntaxError !== undefined) {
       options.onOutput?.(syntaxError);
@@ -215,51 +275,86 @@ export class BashSession {
 
     const shell = this.shell;
     const nonce = newNonce();
-    const line = ` builtin . ${escapePath(this.commandFile)}; ${markerCommands(nonce)}`;
+    const line = commandLine(this.commandFile, nonce);
     const capture = new CommandCapture({
       nonce,
       prompts: this.prompts,
       echo: line,
       maxBytes: this.options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
     });
+    const running: Running = { command, shell, nonce, capture };
     this.capture = capture;
-    let outcome: WaitOutcome;
-    let killed = false;
+    write(shell, `${line}\n`);
+    return this.follow(running, options, context);
+  }
+
+  private async answer(text: string, options: BashRunOptions): Promise<BashRunResult> {
+    if (this.closing) throw new Error('BashSession is closed');
+    const running = this.waiting;
+    this.waiting = undefined;
+    if (!running) return { output: NOTHING_WAITING, exitCode: null, timedOut: false, interrupted: false, droppedBytes: 0, nothingWaiting: true };
+    // Output on its way comes in first: text typed after the command ended would reach bash as a command line.
+    const ended = (): boolean => running.capture.done || running.shell.exit !== undefined;
+    if ((await this.waitFor(ended, TYPE_SETTLE_MS)) === 'met') return { ...(await this.settle(running, false, {})), nothingWaiting: true };
+    // Keys as typed: Enter is CR, which the terminal turns into a newline for line-reading programs.
+    if (!options.signal?.aborted) write(running.shell, text.replace(/\n?$/, '\n').replace(/\r?\n/g, '\r'));
+    return this.follow(running, options, {});
+  }
+
+  /**
+   * Waits for a sent command: to its end (or its timeout, abort or input wait), and returns its
+   * result. A command that waits for input is kept in `waiting`, its capture still receiving.
+   */
+  private async follow(running: Running, options: BashRunOptions, context: ResultContext): Promise<BashRunResult> {
+    const { shell, capture } = running;
+    capture.listen(options.onOutput);
     try {
-      write(shell, `${line}\n`);
-      const ended = (): boolean => capture.done || shell.exit !== undefined;
-      outcome = await this.waitFor(ended, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, options.signal);
-      if (outcome !== 'met') killed = await this.interrupt(shell, capture);
+      const outcome = await this.awaitCommand(running, options);
+      if (outcome === 'input') {
+        this.waiting = running;
+        const { output, droppedBytes } = capture.drain();
+        return { output, exitCode: null, timedOut: false, interrupted: false, droppedBytes, waitingForInput: true, ...context };
+      }
+      const killed = outcome === 'met' ? false : await this.interrupt(shell, capture);
+      const result = await this.settle(running, killed, context);
+      return { ...result, timedOut: outcome === 'timeout', interrupted: outcome === 'aborted' || this.closing !== undefined };
     } finally {
-      this.capture = undefined;
+      capture.listen(undefined);
+      if (this.waiting !== running && this.capture === capture) this.capture = undefined;
     }
+  }
+
+  /** Takes the end of a command that is over (or was stopped): its output and exit code. */
+  private async settle(running: Running, killed: boolean, context: ResultContext): Promise<BashRunResult> {
+    const { shell, capture, nonce } = running;
+    if (this.capture === capture) this.capture = undefined;
     const { output, droppedBytes } = capture.finish();
     // The status marker and the PS1 assignment come together: with the one, bash ran the other.
     if (capture.status !== undefined) this.prompts = [nonce, ...this.prompts].slice(0, KEPT_PROMPTS);
-    if (shell.exit) {
-      shellExited = shell.exit;
-      await this.restartUnlessClosed(shell);
-    }
-    const status = capture.status;
-    return {
-      output,
-      exitCode: shell.exit || killed || status === undefined ? null : status,
-      timedOut: outcome === 'timeout',
-      interrupted: outcome === 'aborted' || this.closing !== undefined,
-      droppedBytes,
-      ...(shellExited ? { shellExited } : {}),
-    };
+    const exited = shell.exit;
+    if (exited && shell === this.shell) await this.restartUnlessClosed(shell);
+    const exitCode = exited || killed || capture.status === undefined ? null : capture.status;
+    const interrupted = this.closing !== undefined;
+    return { output, exitCode, timedOut: false, interrupted, droppedBytes, ...context, ...(exited ? { shellExited: exited } : {}) };
   }
 
-  /** Writes the command file, making its directory again if a command removed it. */
-  private async writeCommand(command: string): Promise<void> {
-    try {
-      await writeFile(this.commandFile, command, { mode: 0o600 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      await mkdir(dirname(this.commandFile), { recursive: true, mode: 0o700 });
-      await writeFile(this.commandFile, command, { mode: 0o600 });
+  /**
+   * Waits until the command ends, times out or is aborted, or falls quiet for `inputWaitMs`
+   * while a process of its job is blocked reading the terminal (`input`).
+   */
+  private async awaitCommand({ shell, capture }: Running, options: BashRunOptions): Promise<RunOutcome> {
+    const ended = (): boolean => capture.done || shell.exit !== undefined;
+    const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const inputWaitMs = options.inputWaitMs ?? DEFAULT_INPUT_WAIT_MS;
+    const terminal = shell.terminal;
+    const quietMs = terminal !== undefined && Number.isFinite(inputWaitMs) ? Math.max(0, inputWaitMs) : undefined;
+    for (;;) {
+      const outcome = await this.waitFor(ended, deadline - Date.now(), options.signal, quietMs);
+      if (outcome !== 'quiet') return outcome;
+      const events = this.events;
+      const reader = terminal === undefined ? undefined : await findTerminalReader(shell.pty.pid, terminal);
+      // Output that came while /proc was read may mean the program moved on: look again later.
+      if (reader && events === this.events && !ended()) return 'input';
     }
   }
 
@@ -277,7 +372,7 @@ export class BashSession {
     if ((await this.waitFor(settled, INTERRUPT_GRACE_MS)) === 'met') return false;
     let killed = false;
     for (let round = 0; round < KILL_ROUNDS; round++) {
-      if (!(await this.killForegroundJob(shell.pty.pid))) break;
+      if (!(await killForegroundJob(shell.pty.pid))) break;
       killed = true;
       if ((await this.waitFor(settled, KILL_WAIT_MS)) === 'met') return killed;
     }
@@ -286,26 +381,14 @@ export class BashSession {
   }
 
   /**
-   * Kills the job in the foreground of bash's terminal. When that is bash's own group (job
-   * control off, or a command substitution), kills the other members of the group instead.
-   * Returns false when there was nothing but bash to kill.
+   * Kills bash, every process left in its terminal session and every process marked with this
+   * session's {@link SESSION_VARIABLE}; resolves once bash is gone.
    */
-  private async killForegroundJob(bashPid: number): Promise<boolean> {
-    const group = await foregroundProcessGroup(bashPid);
-    if (group === undefined) return false;
-    if (group !== bashPid) return signalProcess(-group, 'SIGKILL');
-    const members = (await listProcesses()).filter((p) => p.pgid === group && p.pid !== bashPid);
-    return members.map((p) => signalProcess(p.pid, 'SIGKILL')).some(Boolean);
-  }
-
-  /** Kills bash and every process left in its terminal session; resolves once bash is gone. */
   private async killShell(shell: Shell): Promise<void> {
     const leader = shell.pty.pid;
     // bash first, so that it starts nothing new while its session is being swept.
     if (!shell.exit) signalProcess(leader, 'SIGKILL');
-    for (let sweep = 0; sweep < 2; sweep++) {
-      for (const pid of sessionMembers(await listProcesses(), leader)) signalProcess(pid, 'SIGKILL');
-    }
+    await killSession(leader, `${SESSION_VARIABLE}=${this.env[SESSION_VARIABLE] ?? ''}`);
     await Promise.race([shell.exited, delay(EXIT_WAIT_MS)]);
   }
 
@@ -321,17 +404,10 @@ export class BashSession {
 
   private async startShell(): Promise<Shell> {
     if (this.closing) throw new Error('BashSession is closed');
-    const pty = this.spawn('bash', ['--noprofile', '--norc', '--noediting', '-i'], {
-      name: 'dumb',
-      // Wide, so that programs which fit their output to the terminal (ps, ls) cut little.
-      cols: 200,
-      rows: 50,
-      cwd: this.options.cwd,
-      env: this.env,
-      encoding: 'utf8',
-    });
+    const pty = this.spawn('bash', [...BASH_ARGS], ptyOptions(this.options.cwd, this.env));
     let markExited!: () => void;
-    const shell: Shell = { pty, exit: undefined, exited: new Promise((resolve) => (markExited = resolve)) };
+    const exited = new Promise<void>((resolve) => (markExited = resolve));
+    const shell: Shell = { pty, exit: undefined, exited, terminal: undefined };
     pty.onData((data) => {
       if (shell === this.shell) this.capture?.push(data);
       this.notify();
@@ -363,88 +439,50 @@ export class BashSession {
     } finally {
       this.capture = undefined;
     }
+    shell.terminal = await terminalOf(pty.pid);
     return shell;
   }
 
   private notify(): void {
+    this.events++;
     for (const listener of [...this.listeners]) listener();
   }
 
-  /** Resolves when `check` holds (re-checked on every pty event), on timeout, or on abort. */
-  private waitFor(check: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<WaitOutcome> {
+  /**
+   * Resolves when `check` holds (re-checked on every pty event), on timeout, on abort, or, with
+   * `quietMs`, once no pty event came for that long (`quiet`).
+   */
+  private waitFor(check: () => boolean, timeoutMs: number, signal?: AbortSignal, quietMs?: number): Promise<WaitOutcome> {
     if (check()) return Promise.resolve('met');
     if (signal?.aborted) return Promise.resolve('aborted');
     return new Promise((resolve) => {
+      let lastEvent = Date.now();
+      let quietTimer: NodeJS.Timeout | undefined;
       const finish = (outcome: WaitOutcome): void => {
         clearTimeout(timer);
+        clearTimeout(quietTimer);
         this.listeners.delete(onEvent);
         signal?.removeEventListener('abort', onAbort);
         resolve(outcome);
       };
       const onEvent = (): void => {
+        lastEvent = Date.now();
         if (check()) finish('met');
       };
       const onAbort = (): void => finish('aborted');
+      // One timer for the quiet period, moved on when it fires rather than reset on every chunk.
+      const onQuietTimer = (): void => {
+        const quiet = Date.now() - lastEvent;
+        if (quietMs === undefined || quiet >= quietMs) finish('quiet');
+        else quietTimer = setTimeout(onQuietTimer, quietMs - quiet);
+      };
       // setTimeout fires at once for delays beyond 2^31-1 ms: treat those as no timeout.
-      const timer = timeoutMs <= 0x7fffffff ? setTimeout(() => finish('timeout'), timeoutMs) : undefined;
+      const timer = timeoutMs <= 0x7fffffff ? setTimeout(() => finish('timeout'), Math.max(0, timeoutMs)) : undefined;
+      if (quietMs !== undefined) quietTimer = setTimeout(onQuietTimer, quietMs);
       this.listeners.add(onEvent);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
-}
-
-/** process.env, then the non-interactive defaults, a UTF-8 locale if none is set, then `extra`. */
-function shellEnvironment(extra: Record<string, string> | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) env[key] = value;
-  }
-  Object.assign(env, NON_INTERACTIVE_ENV);
-  const locale = env.LC_ALL || env.LC_CTYPE || env.LANG || '';
-  if (!/utf-?8/i.test(locale)) {
-    // C.UTF-8 is built into glibc >= 2.35 and shipped by the common distributions; macOS lacks it.
-    const utf8 = process.platform === 'darwin' ? 'en_US.UTF-8' : 'C.UTF-8';
-    env.LANG = utf8;
-    env.LC_ALL = utf8;
-  }
-  return Object.assign(env, extra);
-}
-
-/**
- * bash 5.2 corrupts its own memory after a syntax error inside `$(…)`, `<(…)` or `>(…)` in a
- * sourced file, and crashes a few commands later. So text with one of these is parsed first by
- * a separate `bash -n` (extglob on, to be permissive; the session's aliases are unknown to it);
- * on a syntax error the command does not run at all. Returns the error message, or undefined
- * when the syntax is fine or the check itself could not run.
- */
-function checkSyntax(file: string, env: Record<string, string>): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile('bash', ['--noprofile', '--norc', '-O', 'extglob', '-n', file], { env }, (error, _stdout, stderr) => {
-      // Prefixed like the messages of the shell itself.
-      resolve(error?.code === 2 ? `bash: ${stripTerminalCodes(stderr) || 'syntax error\n'}` : undefined);
-    });
-  });
-}
-
-/**
- * Typed after a command: prints its status marker `RS nonce:$? RS` to the terminal, then sets
- * the prompt marker `RS nonce RS` as PS1. The typed text spells RS as `\\036`, which only
- * printf and prompt expansion turn into the character, so the line itself (echoed, or PS1 as
- * listed by `set`) never contains a marker. The line holds no quotes: quoted words after a
- * failed `$(` parse are what trips the bash 5.2 bug described at {@link checkSyntax}.
- */
-function markerCommands(nonce: string): string {
-  return `builtin printf \\\\036${nonce}:%d\\\\036 $? >/dev/tty; PS1=\\\\036${nonce}\\\\036`;
-}
-
-function newNonce(): string {
-  return randomBytes(16).toString('hex');
-}
-
-/** Escapes a path for the typed line with backslashes, not quotes (see {@link markerCommands}). */
-function escapePath(path: string): string {
-  if (path.includes('\n')) return `'${path.replaceAll("'", `'\\''`)}'`;
-  return path.replace(/[^\w./-]/g, '\\$&');
 }
 
 /** Writes to the pty unless bash is gone (a write to a closed pty would throw). */
@@ -453,7 +491,7 @@ function write(shell: Shell, data: string): void {
   try {
     shell.pty.write(data);
   } catch {
-    // bash died between the check and the write; its exit event reports it.
+    // bash died between the check and the write: its exit event reports it.
   }
 }
 

@@ -14,8 +14,10 @@ const MARKER_MAX_LENGTH = 1 + 32 + 1 + 3 + 1;
 const COMPLETE_ESCAPE = new RegExp(
   [
     '\\x1b\\[[0-?]*[ -/]*[@-~]', // CSI: colours, cursor moves, erase, private modes
-    '\\x1b\\][^\\x07\\x1b]*(?:\\x07|\\x1b\\\\)', // OSC: window title, hyperlinks; ends with BEL or ST
-    '\\x1b[PX^_][^\\x1b]*\\x1b\\\\', // DCS, SOS, PM, APC; end with ST
+    // OSC: window title, hyperlinks; ends with BEL or ST. A string sequence never spans a line
+    // here: a newline ends it too, so that stray bytes (binary output) cannot swallow the rest.
+    '\\x1b\\][^\\x07\\x1b\\n]*(?:\\x07|\\x1b\\\\|(?=\\n))',
+    '\\x1b[PX^_][^\\x1b\\n]*(?:\\x1b\\\\|(?=\\n))', // DCS, SOS, PM, APC; end with ST (or a newline)
     // Any other ESC sequence (charset selection, keypad modes, save cursor...). The final byte
     // excludes the introducers above so that a CSI cut in two is not mistaken for one.
     '\\x1b[ -/]*[0-OQ-WYZ\\\\`-~]',
@@ -24,7 +26,7 @@ const COMPLETE_ESCAPE = new RegExp(
 );
 
 /** The start of an escape sequence that runs to the end of the text and may still complete. */
-const PARTIAL_ESCAPE = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)$/y;
+const PARTIAL_ESCAPE = /\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b\n]*\x1b?|[PX^_][^\x1b\n]*\x1b?|[ -/]*)$/y;
 
 /** Control characters that only make noise in captured text: bell, shift out, shift in. */
 const NOISE_CONTROLS = /[\x07\x0e\x0f]/g;
@@ -38,7 +40,7 @@ const MAX_HELD_ESCAPE = 4096;
  * held back until the next chunk (or `end`), so chunk boundaries never change the result.
  *
  * Guarantees: CSI, OSC, DCS/SOS/PM/APC and other ESC sequences are removed, as are BEL, SO and
- * SI; CR LF (and the CR CR LF that `onlcr` makes of a program's own CR LF) becomes LF. A bare
+ * SI; a string sequence (OSC, DCS…) that meets a newline before its terminator ends there; CR LF (and the CR CR LF that `onlcr` makes of a program's own CR LF) becomes LF. A bare
  * CR and backspaces are kept, so a live display can still render progress bars; resolve them
  * with {@link resolveOverwrites} when the text is final. Text is never reordered; only what a
  * terminal would take as part of an escape sequence is dropped.
@@ -166,13 +168,16 @@ export class CommandCapture {
   private raw = '';
   private echo: string | undefined;
   private readonly text = new TerminalTextStream();
-  private readonly kept: HeadTailBuffer;
-  private readonly onOutput: ((chunk: string) => void) | undefined;
+  private kept: HeadTailBuffer;
+  private readonly maxBytes: number;
+  private readonly notices = new JobNoticeFilter();
+  private onOutput: ((chunk: string) => void) | undefined;
 
   constructor(options: CommandCaptureOptions) {
     this.nonce = options.nonce;
     this.prompts = new Set([options.nonce, ...(options.prompts ?? [])]);
     this.echo = options.echo;
+    this.maxBytes = options.maxBytes;
     this.kept = new HeadTailBuffer(options.maxBytes);
     this.onOutput = options.onOutput;
   }
@@ -185,6 +190,11 @@ export class CommandCapture {
   /** The status printed after the command, if its status marker arrived. */
   get status(): number | undefined {
     return this.exitStatus;
+  }
+
+  /** Replaces the receiver of clean text (undefined: none, the text is only kept). */
+  listen(onOutput: ((chunk: string) => void) | undefined): void {
+    this.onOutput = onOutput;
   }
 
   /** The command was interrupted: from now on, bash's prompt also ends the capture. */
@@ -249,7 +259,18 @@ export class CommandCapture {
     if (!this.finished) this.emit(this.raw);
     this.raw = '';
     this.append(this.text.end());
+    return this.drain();
+  }
+
+  /**
+   * Hands out the text kept so far (overwrites resolved) and starts keeping afresh, while the
+   * capture goes on: for a command that waits for input, whose later output is a new answer.
+   * A line held back because it might become a job notice is let out.
+   */
+  drain(): { output: string; droppedBytes: number } {
+    this.keep(this.notices.end());
     const { text, droppedBytes } = this.kept.result();
+    this.kept = new HeadTailBuffer(this.maxBytes);
     return { output: resolveOverwrites(text), droppedBytes };
   }
 
@@ -258,9 +279,76 @@ export class CommandCapture {
   }
 
   private append(text: string): void {
+    if (text) this.keep(this.notices.push(text));
+  }
+
+  private keep(text: string): void {
     if (!text) return;
     this.kept.append(text);
     this.onOutput?.(text);
+  }
+}
+
+/**
+ * A job notice of bash's job control: `[1]+  Done   sleep 1`, `[2]-  Exit 3   make`,
+ * `[1]+  Killed   server`, `[3]   Terminated   …`. bash prints these on its stderr when a
+ * background job ends during a later command; they are not output of that command.
+ */
+const JOB_NOTICE =
+  /^\[\d+\][+\- ] +(?:Done(?:\(\d+\))?|Exit \d+|Running|Stopped(?:\([A-Z]+\))?|[A-Z][a-z]+(?: [A-Za-z0-9]+)*(?: \(core dumped\))?) +\S.*$/;
+/** bash prints an empty line before the notice of a job that stopped (a background job reading the terminal). */
+const STOPPED_NOTICE = /^\[\d+\][+\- ] +Stopped/;
+/** A line start that may still grow into a job notice. */
+const JOB_NOTICE_START = /^\[\d*(?:\][+\- ]?(?: +[^\n]*)?)?$/;
+const MAX_NOTICE_LENGTH = 4096;
+
+/**
+ * Drops bash's job notices (see {@link JOB_NOTICE}) from clean text given in chunks: whole lines
+ * only, and the empty line bash puts before a `Stopped` notice. A line start that may still
+ * become a notice, and an empty line that may precede one, are held back until the next line
+ * shows what they are (or `end`). Job control itself stays on, since it puts each command in its
+ * own process group, which interrupting relies on.
+ */
+export class JobNoticeFilter {
+  private held = '';
+  /** Whether the next text (the held text first) starts a line. */
+  private atLineStart = true;
+
+  push(chunk: string): string {
+    const text = this.held + chunk;
+    this.held = '';
+    const lastNewline = text.lastIndexOf('\n');
+    const lines = lastNewline === -1 ? [] : text.slice(0, lastNewline).split('\n');
+    const tail = text.slice(lastNewline + 1);
+    const startsLine = (index: number): boolean => index > 0 || this.atLineStart;
+    const tailStartsLine = startsLine(lines.length);
+    const tailMayBeNotice = tailStartsLine && tail.length < MAX_NOTICE_LENGTH && JOB_NOTICE_START.test(tail);
+    const last = lines.length - 1;
+    const holdBlank = last >= 0 && lines[last] === '' && startsLine(last) && (tail === '' || tailMayBeNotice);
+    let out = '';
+    const end = holdBlank ? last : lines.length;
+    for (let i = 0; i < end; i++) {
+      const line = lines[i] ?? '';
+      const next = lines[i + 1];
+      const notice = startsLine(i) && JOB_NOTICE.test(line);
+      const blankBeforeStop = startsLine(i) && line === '' && next !== undefined && i + 1 < end && STOPPED_NOTICE.test(next);
+      if (!notice && !blankBeforeStop) out += `${line}\n`;
+    }
+    if (holdBlank || tailMayBeNotice) {
+      this.held = `${holdBlank ? '\n' : ''}${tail}`;
+      this.atLineStart = true;
+      return out;
+    }
+    this.atLineStart = tail === '' && tailStartsLine;
+    return out + tail;
+  }
+
+  /** Lets out what is held: the stream ended, or a program waits after printing it. */
+  end(): string {
+    const held = this.held;
+    this.held = '';
+    if (held) this.atLineStart = held.endsWith('\n');
+    return held;
   }
 }
 

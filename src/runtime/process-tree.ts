@@ -70,6 +70,52 @@ export function sessionMembers(processes: readonly ProcessInfo[], leader: number
   return [...members];
 }
 
+/**
+ * Kills (SIGKILL) the job in the foreground of the terminal of `shellPid`. When that is the
+ * shell's own group (job control off, or a command substitution), kills the other members of
+ * the group instead, never the shell. Returns false when there was nothing but the shell to kill.
+ */
+export async function killForegroundJob(shellPid: number): Promise<boolean> {
+  const group = await foregroundProcessGroup(shellPid);
+  if (group === undefined) return false;
+  if (group !== shellPid) return signalProcess(-group, 'SIGKILL');
+  const members = (await listProcesses()).filter((p) => p.pgid === group && p.pid !== shellPid);
+  return members.map((p) => signalProcess(p.pid, 'SIGKILL')).some(Boolean);
+}
+
+/**
+ * Kills (SIGKILL) every member of the session led by `leader` (see {@link sessionMembers}) and,
+ * given `marker` (`NAME=value`), every process whose environment holds it (see
+ * {@link processesWithEnvironment}), twice over, so that a process forked while the first sweep
+ * ran is caught by the second. Never this process; the leader itself is left to the caller.
+ */
+export async function killSession(leader: number, marker?: string): Promise<void> {
+  for (let sweep = 0; sweep < 2; sweep++) {
+    const [processes, marked] = await Promise.all([listProcesses(), marker ? processesWithEnvironment(marker) : []]);
+    for (const pid of new Set([...sessionMembers(processes, leader), ...marked])) {
+      if (pid !== process.pid) signalProcess(pid, 'SIGKILL');
+    }
+  }
+}
+
+/**
+ * The processes whose initial environment holds the entry `NAME=value` exactly, as
+ * /proc/<pid>/environ shows it (readable for the processes of the same user). Linux only:
+ * elsewhere empty. Never throws.
+ */
+export async function processesWithEnvironment(entry: string): Promise<number[]> {
+  if (process.platform !== 'linux') return [];
+  const names = await readdir('/proc').catch(() => [] as string[]);
+  const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
+  const marked = await Promise.all(
+    pids.map(async (pid) => {
+      const environ = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+      return environ.split('\0').includes(entry);
+    }),
+  );
+  return pids.filter((_, i) => marked[i]);
+}
+
 /** Sends a signal, ignoring a process that is already gone. Returns whether it was delivered. */
 export function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
   try {

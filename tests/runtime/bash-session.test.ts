@@ -1,5 +1,7 @@
 import { mkdtemp, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -345,6 +347,50 @@ describe('BashSession', () => {
     const session = await open();
     for (let i = 0; i < 100; i++) {
       expect((await session.run('true')).exitCode).toBe(0);
+    }
+  });
+
+  it('answers awkward output clearly and stays alive: no newline, a 1 MB line, binary, 50 MB', async () => {
+    const session = await open();
+    expect(await session.run('printf "no newline at all"')).toMatchObject({ output: 'no newline at all', exitCode: 0 });
+    const long = await session.run("head -c 1000000 /dev/zero | tr '\\0' x");
+    expect(long).toMatchObject({ exitCode: 0, droppedBytes: 0 });
+    expect(long.output).toBe('x'.repeat(1_000_000));
+    // Stray bytes that open an escape string (OSC, APC) and never close it swallow no later line.
+    const stray = await session.run("printf 'bin\\033]\\204junk\\033_x'; echo; echo after-stray");
+    expect(stray.exitCode).toBe(0);
+    expect(stray.output).toMatch(/^bin[^\n]*\nafter-stray\n$/);
+    const binary = await session.run('head -c 10000 /dev/urandom; echo; echo after-binary', { timeoutMs: 30_000 });
+    expect(binary).toMatchObject({ exitCode: 0, timedOut: false });
+    expect(binary.output.endsWith('after-binary\n')).toBe(true);
+    const huge = await session.run('yes | head -c 50000000', { timeoutMs: 120_000 });
+    expect(huge).toMatchObject({ exitCode: 0, timedOut: false });
+    expect(huge.droppedBytes).toBeGreaterThan(40_000_000);
+    expect(huge.output.startsWith('y\ny\n')).toBe(true);
+    expect(huge.output.endsWith('y\ny\n')).toBe(true);
+    expect(await session.run('echo still fine')).toMatchObject({ output: 'still fine\n', exitCode: 0 });
+  });
+
+  it('removes its temp dir on close, and those of dead processes at the next start', async () => {
+    const gone = spawn('true');
+    await once(gone, 'exit');
+    const stale = join(tmpdir(), `fence-bash-${gone.pid}-AbC123`);
+    const live = join(tmpdir(), `fence-bash-${process.pid}-XyZ789`);
+    const unrelated = join(tmpdir(), 'fence-bash-notapid-000000');
+    for (const path of [stale, live, unrelated]) await mkdir(path, { recursive: true });
+    await writeFile(join(stale, 'command.sh'), 'echo left behind');
+    try {
+      const session = await open();
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+      expect(existsSync(unrelated)).toBe(true);
+      const own = (await session.run('dirname "$BASH_SOURCE"')).output.trim();
+      expect(own.startsWith(join(tmpdir(), `fence-bash-${process.pid}-`))).toBe(true);
+      expect(existsSync(own)).toBe(true);
+      await session.close();
+      expect(existsSync(own)).toBe(false);
+    } finally {
+      await Promise.all([stale, live, unrelated].map((path) => rm(path, { recursive: true, force: true })));
     }
   });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CommandCapture,
   HeadTailBuffer,
+  JobNoticeFilter,
   TerminalTextStream,
   resolveOverwrites,
   stripTerminalCodes,
@@ -50,6 +51,14 @@ describe('TerminalTextStream', () => {
     const stream = new TerminalTextStream();
     expect(stream.push('text\x1b]0;unfinished')).toBe('text');
     expect(stream.end()).toBe('');
+  });
+
+  it('ends a string sequence that meets a newline before its terminator, keeping the next lines', () => {
+    // Bytes of binary output that happen to open an OSC, an APC or a DCS.
+    expect(stripTerminalCodes('bin\x1b]\x84junk\r\nafter\r\n')).toBe('bin\nafter\n');
+    expect(stripTerminalCodes('bin\x1b_S\x90\r\nafter\n')).toBe('bin\nafter\n');
+    expect(stripTerminalCodes('bin\x1bX\xbe\x1bY\nafter\n')).toBe('binX\xbe\nafter\n');
+    expect(stripTerminalCodes('\x1b]0;title\x07kept\n')).toBe('kept\n');
   });
 
   it('gives the same text however the input is cut into chunks', () => {
@@ -157,6 +166,74 @@ describe('CommandCapture', () => {
     capture.push(`partial\x1e${NONCE.slice(0, 5)}`);
     expect(capture.done).toBe(false);
     expect(capture.finish().output).toBe(`partial\x1e${NONCE.slice(0, 5)}`);
+  });
+});
+
+/** Feeds `text` to a job notice filter cut at the given positions; returns all it let through. */
+function filterInPieces(text: string, cuts: number[]): string {
+  const filter = new JobNoticeFilter();
+  const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
+  let out = '';
+  let from = 0;
+  for (const point of [...points, text.length]) {
+    out += filter.push(text.slice(from, point));
+    from = point;
+  }
+  return out + filter.end();
+}
+
+describe('JobNoticeFilter', () => {
+  it('drops the notices of bash job control, and the empty line before a Stopped notice', () => {
+    const text = [
+      'before',
+      '[1]+  Done                    sleep 0.2',
+      '[2]-  Exit 3                  make -j4',
+      '[3]   Killed                  python3 -m http.server 8765 > server.log 2>&1',
+      '[1]+  Terminated              sleep 100  (wd: /tmp)',
+      '[4]+  Segmentation fault (core dumped) ./crash',
+      '[12]+  Done(1)                 false | true',
+      '',
+      '[1]+  Stopped                 cat',
+      'after',
+      '',
+    ].join('\n');
+    expect(filterInPieces(text, [])).toBe('before\nafter\n');
+  });
+
+  it('keeps lines that only look a little like notices', () => {
+    const text = ['[1] 12345', '[sudo] password', 'x [1]+  Done   sleep 1', '[1]+ done lower case', '[INFO] Done building', '', 'end'].join('\n');
+    expect(filterInPieces(text, [])).toBe(text);
+    expect(filterInPieces('  [1]+  Done                    sleep 1\n', [])).toBe('  [1]+  Done                    sleep 1\n');
+  });
+
+  it('holds back a possible notice only until its line ends, and lets it out at the end', () => {
+    const filter = new JobNoticeFilter();
+    expect(filter.push('out\n[1]+  Do')).toBe('out\n');
+    expect(filter.push('ne   sleep 1\nnext')).toBe('next');
+    expect(filter.push(' line\n[2')).toBe(' line\n');
+    expect(filter.end()).toBe('[2');
+    expect(filter.push(']+  Done   sleep 1\n')).toBe(']+  Done   sleep 1\n');
+  });
+
+  it('gives the same text however the input is cut into chunks', () => {
+    const token = fc.constantFrom(
+      { text: 'plain line\n', kept: true },
+      { text: '\n', kept: true },
+      { text: '[1] 4242\n', kept: true },
+      { text: '[7] waiting\n', kept: true },
+      { text: '[1]+  Done                    sleep 1\n', kept: false },
+      { text: '[2]-  Exit 2                  make\n', kept: false },
+      { text: '\n[3]+  Stopped                 cat\n', kept: false },
+      { text: 'prompt? ', kept: true },
+    );
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 12 }), (tokens, cuts) => {
+        // A notice is a notice only at the start of a line: keep the generated text line-aligned.
+        const aligned = tokens.map((t, i) => (t.text === 'prompt? ' && i < tokens.length - 1 ? { text: 'prompt?\n', kept: true } : t));
+        const expected = aligned.filter((t) => t.kept).map((t) => t.text).join('');
+        expect(filterInPieces(aligned.map((t) => t.text).join(''), cuts)).toBe(expected);
+      }),
+    );
   });
 });
 

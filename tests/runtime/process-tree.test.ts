@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   foregroundProcessGroup,
+  killSession,
   listProcesses,
+  processesWithEnvironment,
   sessionMembers,
   signalProcess,
   type ProcessInfo,
@@ -50,5 +53,25 @@ describe('process tree', () => {
     expect(signalProcess(child.pid ?? 0, 'SIGTERM')).toBe(true);
     expect((await exited)[1]).toBe('SIGTERM');
     expect(signalProcess(2 ** 22 + 12345, 'SIGKILL')).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux')('finds and kills the processes marked in their environment, wherever they went', async () => {
+    const marker = `FENCE_TEST_MARK=${randomBytes(8).toString('hex')}`;
+    const [name = '', value = ''] = marker.split('=');
+    // Detached: its own session, so only the environment ties it to the marker.
+    const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore', env: { ...process.env, [name]: value } });
+    const other = spawn('sleep', ['30'], { detached: true, stdio: 'ignore', env: { ...process.env, [name]: `${value}0` } });
+    await Promise.all([once(child, 'spawn'), once(other, 'spawn')]);
+    try {
+      expect(await processesWithEnvironment(marker)).toEqual([child.pid]);
+      const exited = once(child, 'exit');
+      await killSession(2 ** 22 + 12345, marker);
+      expect((await exited)[1]).toBe('SIGKILL');
+      expect(other.exitCode).toBeNull();
+      expect(await processesWithEnvironment(marker)).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+      other.kill('SIGKILL');
+    }
   });
 });

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashSession } from '../../src/runtime/bash-session';
 import type { ToolContext } from '../../src/tools/define-tool';
-import { createShellTool, DEFAULT_SHELL_TIMEOUT_MS } from '../../src/tools/shell';
+import type { ToolUse } from '../../src/parse/tool-use';
+import { blockInput } from '../../src/tools/run-tool-use';
+import { createShellTool, DEFAULT_SHELL_TIMEOUT_MS, parseShellOptions } from '../../src/tools/shell';
 import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
 
 let workspace: string;
@@ -22,9 +24,12 @@ afterAll(async () => {
 
 const shell = createShellTool();
 
-function run(command: string, tool = shell, context: ToolContext = ctx) {
-  return tool.execute(tool.parameters.parse({ command }), context);
+function run(command: string, tool = shell, context: ToolContext = ctx, options?: string) {
+  return tool.execute(tool.parameters.parse({ command, options }), context);
 }
+
+/** A shell tool that notices a command waiting for input after 0.3 s of silence. */
+const prompt = createShellTool({ inputWaitMs: 300 });
 
 describe('shell tool', () => {
   it('returns the output followed by the exit code', async () => {
@@ -76,8 +81,71 @@ describe('shell tool', () => {
     expect(result).toEqual({ output: 'The shell block was empty: write the commands inside it.', isError: true });
   });
 
+  it.runIf(process.platform === 'linux')('reports a command waiting for input and types the answer of an input block', async () => {
+    const asked = await run('read -p "continue? " ANSWER; echo "got $ANSWER"', prompt);
+    expect(asked.output).toBe(
+      'continue? \nThe command is waiting for input (no output for 0.3 s and it is reading the terminal). Answer it with a ```shell input block, or run another command to stop it.',
+    );
+    expect(asked.isError).toBe(false);
+    expect(asked.value).toEqual({ output: 'continue? ', exitCode: null, waitingForInput: true });
+
+    expect(await run('yes', prompt, ctx, 'input')).toMatchObject({ output: 'got yes\nExit code 0.', isError: false });
+  });
+
+  it.runIf(process.platform === 'linux')('stops a waiting command when the next block runs a command, and says so', async () => {
+    expect((await run('cat', prompt)).value).toMatchObject({ waitingForInput: true });
+    const next = await run('echo next', prompt);
+    expect(next.output).toBe('The previous command was still waiting for input; it was stopped first.\nnext\nExit code 0.');
+  });
+
+  it('answers an input block with nothing waiting with an error, typing nothing', async () => {
+    const result = await run('touch typed.txt', prompt, ctx, 'input');
+    expect(result).toMatchObject({
+      output: 'Nothing is waiting for input, so nothing was typed. Run commands with a plain ```shell block.',
+      isError: true,
+    });
+    expect((await run('ls typed.txt 2>&1 || echo absent', prompt)).output).toMatch(/absent/);
+  });
+
+  it('gives a block its own timeout with timeout=<seconds>', async () => {
+    const result = await run('echo started; sleep 30', shell, ctx, 'timeout=1');
+    expect(result.output).toBe('started\nTimed out after 1 s and was interrupted; the shell is still running.');
+    expect(result.isError).toBe(true);
+    expect(await run('echo quick', shell, ctx, 'timeout=2.5s')).toMatchObject({ output: 'quick\nExit code 0.' });
+  });
+
+  it('refuses unknown options and timeouts out of bounds, without starting the shell', async () => {
+    const noShell = makeToolContext(workspace);
+    for (const options of ['timeout=0', 'timeout=0.5', 'timeout=86401', 'timeout=abc', 'timeout=', 'inptu', 'input --yes']) {
+      const result = await run('echo hi', shell, noShell, options);
+      expect(result.isError).toBe(true);
+      expect(result.output).toMatch(/^(Unknown|Bad) shell option /);
+    }
+    expect((await run('echo hi', shell, noShell, 'timeout=0')).output).toBe(
+      'Bad shell option "timeout=0": the timeout is a number of seconds from 1 to 86400 (24 h), e.g. `shell timeout=600`.',
+    );
+  });
+
+  it('parses its options and takes them from the words after the tag', () => {
+    expect(parseShellOptions(undefined)).toEqual({ input: false });
+    expect(parseShellOptions('input')).toEqual({ input: true });
+    expect(parseShellOptions(' timeout=600  input ')).toEqual({ input: true, timeoutMs: 600_000 });
+    expect(parseShellOptions('timeout=86400s')).toEqual({ input: false, timeoutMs: 86_400_000 });
+    const use = (args: string[], content: string): ToolUse => ({ tool: 'shell', args, content, format: 'markdown', start: 0, end: 0 });
+    expect(blockInput(shell, use(['input'], 'y'))).toEqual({ options: 'input', command: 'y' });
+    expect(blockInput(shell, use(['timeout=600', 'input'], ''))).toEqual({ options: 'timeout=600 input', command: '' });
+    expect(blockInput(shell, use([], 'ls'))).toEqual({ command: 'ls' });
+  });
+
+  it.runIf(process.platform === 'linux')('lets an input block send an empty line', async () => {
+    expect((await run('read -p "press enter" LINE; echo "[$LINE]"', prompt)).value).toMatchObject({ waitingForInput: true });
+    expect(await run('', prompt, ctx, 'input')).toMatchObject({ output: '[]\nExit code 0.' });
+  });
+
   it('states its timeout in its instructions', () => {
     expect(shell.instructions).toContain(`${DEFAULT_SHELL_TIMEOUT_MS / 1000} s`);
     expect(createShellTool({ timeoutMs: 30_000 }).instructions).toContain('30 s');
+    expect(shell.instructions).toContain('```shell input');
+    expect(shell.instructions).toContain('timeout=<seconds>');
   });
 });
