@@ -14,8 +14,7 @@ import {
   readIfExists,
   withFinalNewline,
 } from './text-file';
-
-const fence = '```';
+import { FENCE } from './prompt-text';
 
 /**
  * `append`: adds text at the end of a file, creating the file and its parent folders when
@@ -28,11 +27,11 @@ export const appendTool = defineTool({
   name: 'append',
   description: 'Add lines at the end of a file, creating it if missing.',
   instructions: [
-    `Add text at the end of a file with a ${fence}append <path> block whose body is the text to add.`,
+    `Add text at the end of a file with a ${FENCE}append <path> block whose body is the text to add.`,
     'The text starts on a new line (a line break is added first if the file lacks a final one) and ends with a line break.',
     'A missing file is created, with its folders. Paths resolve like save. To change existing lines, use patch.',
   ].join('\n'),
-  examples: [`${fence}append notes/log.md`, '- 14:02 tests pass again', fence].join('\n'),
+  examples: [`${FENCE}append notes/log.md`, '- 14:02 tests pass again', FENCE].join('\n'),
   blockTypes: ['append'],
   parameters: z.object({
     path: z.string().describe('Path of the file to append to, relative to the workspace'),

@@ -5,6 +5,7 @@ import type { Result } from 'execa';
 import { z } from 'zod';
 import type { CommandToolConfig } from '../config/config-schema';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
+import { seconds } from './prompt-text';
 
 /** Seconds a user tool may run when its config names no `timeout`. */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 30;
@@ -141,7 +142,7 @@ function toToolResult(name: string, config: CommandToolConfig, timeoutSeconds: n
   const details = { command: config.command, exitCode: result.exitCode, signal: result.signal, stderr };
   const withStderr = (message: string) => failure(stderr ? `${message}:\n${stderr}` : message, details);
   if (run.stoppedBy === 'abort') return failure(`${name} was interrupted`, details);
-  if (run.stoppedBy === 'timeout') return withStderr(`${name} timed out after ${seconds(timeoutSeconds)} and was stopped`);
+  if (run.stoppedBy === 'timeout') return withStderr(`${name} timed out after ${seconds(timeoutSeconds * 1000)} and was stopped`);
   if (result.isMaxBuffer) return failure(`${name} printed more than ${COMMAND_OUTPUT_LIMIT_BYTES / (1024 * 1024)} MB and was stopped`, details);
   if (result.exitCode === undefined && result.signal === undefined) {
     const program = config.command[0] ?? '';
@@ -196,10 +197,6 @@ function isDirectory(path: string): boolean {
 function tailLines(text: string, count: number): string {
   const lines = text.replace(/\s+$/, '').split('\n');
   return lines.slice(-count).join('\n');
-}
-
-function seconds(value: number): string {
-  return `${Number(value.toFixed(1))} s`;
 }
 
 /** Short instructions for the system prompt: how to call the tool and what it returns. */

@@ -8,8 +8,7 @@ import { compareCodeUnits, findFiles } from './glob';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, type WorkspaceFile } from './workspace-path';
-
-const fence = '```';
+import { FENCE } from './prompt-text';
 
 /** Most matching lines `grep` returns; the rest are counted, not listed. */
 export const GREP_MATCH_LIMIT = 500;
@@ -50,7 +49,7 @@ interface SearchTally {
 export function compileGrepPattern(pattern: string): RegExp {
   const source = pattern.replace(/^[\r\n]+|[\r\n]+$/g, '');
   if (source === '') {
-    throw new ToolInputError(`The pattern is empty: write the regular expression as the block's body, e.g. ${fence}grep src, then TODO on the next line`);
+    throw new ToolInputError(`The pattern is empty: write the regular expression as the block's body, e.g. ${FENCE}grep src, then TODO on the next line`);
   }
   if (/[\r\n]/.test(source)) {
     throw new ToolInputError('grep searches line by line: write the pattern on one line (join alternatives with |)');
@@ -79,13 +78,13 @@ export const grepTool = defineTool({
   name: 'grep',
   description: 'Search the text files of the workspace for lines matching a regular expression.',
   instructions: [
-    `Search with a ${fence}grep <path> block whose body is the pattern, a JavaScript regular expression on one line (spaces are part of it).`,
+    `Search with a ${FENCE}grep <path> block whose body is the pattern, a JavaScript regular expression on one line (spaces are part of it).`,
     'The path is a file or folder relative to the workspace; leave it out to search the whole workspace.',
     'You get one `path:line: text` line per match. The search is case-sensitive: write [Tt]odo for either case; escape ( . [ with a backslash.',
     `Binary files, files over 2 MB, hidden files, node_modules/ and .git/ are skipped (name a path inside them to search there). At most ${GREP_MATCH_LIMIT} matches are listed; lines are cut to ${GREP_LINE_CHARS} characters.`,
     'In programs, `await grep({ pattern, path })` returns an array of { path, line, text }; in a JavaScript string, double each backslash ("\\\\(").',
   ].join('\n'),
-  examples: [`${fence}grep src`, 'function \\w+Tool\\(', fence].join('\n'),
+  examples: [`${FENCE}grep src`, 'function \\w+Tool\\(', FENCE].join('\n'),
   blockTypes: ['grep'],
   parameters: z.object({
     pattern: z.string().describe('JavaScript regular expression to look for in each line, without slashes or flags'),

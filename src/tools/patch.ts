@@ -7,8 +7,8 @@ import { describeMissingPath, runOnFile } from './file-errors';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
 import { plural, readIfExists } from './text-file';
 import { workspaceResource } from '../policy/workspace-resource';
+import { FENCE } from './prompt-text';
 
-const fence = '```';
 const BOM = '\uFEFF';
 
 /**
@@ -24,7 +24,7 @@ export const patchTool = defineTool({
   name: 'patch',
   description: 'Change parts of a text file by replacing exact lines.',
   instructions: [
-    `Change part of a file with a ${fence}patch <path> block holding one or more hunks:`,
+    `Change part of a file with a ${FENCE}patch <path> block holding one or more hunks:`,
     '<<<<<<< ORIGINAL',
     'lines copied exactly from the file',
     '=======',
@@ -37,7 +37,7 @@ export const patchTool = defineTool({
     'The file keeps its line breaks (LF or CRLF).',
   ].join('\n'),
   examples: [
-    `${fence}patch src/greet.py`,
+    `${FENCE}patch src/greet.py`,
     '<<<<<<< ORIGINAL',
     'def greet(name):',
     '    print("Hello " + name)',
@@ -45,7 +45,7 @@ export const patchTool = defineTool({
     'def greet(name: str) -> None:',
     '    print(f"Hello, {name}!")',
     '>>>>>>> UPDATED',
-    fence,
+    FENCE,
   ].join('\n'),
   blockTypes: ['patch'],
   parameters: z.object({

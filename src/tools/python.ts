@@ -1,21 +1,16 @@
 import { z } from 'zod';
 import type { CellResult } from '../runtime/python-kernel';
 import { defineTool } from './define-tool';
+import { FENCE, seconds } from './prompt-text';
 
 /** Default per-cell timeout. A cell that runs longer is interrupted; its variables are kept. */
 export const DEFAULT_PYTHON_TIMEOUT_MS = 120_000;
 
-const fence = '```';
 const STATE_LOST = 'variables, imports and functions are gone.';
 
 /** Options of the python tool that a session may set. */
 export interface PythonToolOptions {
   timeoutMs?: number;
-}
-
-/** A duration for people: `120 s`, `0.5 s`. */
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
 /**
@@ -39,7 +34,7 @@ export function createPythonTool(options: PythonToolOptions = {}) {
       `Each block may run for ${seconds(timeoutMs)}; then it is interrupted with KeyboardInterrupt and the variables are kept. A cell that does not stop, or that crashes Python, restarts the kernel: ${STATE_LOST.replace(/\.$/, '')}.`,
       'Long output is cut to its head and tail.',
     ].join('\n'),
-    examples: [`${fence}python`, 'import json', 'data = json.loads(read(path="package.json"))', 'sorted(data["dependencies"])', fence].join('\n'),
+    examples: [`${FENCE}python`, 'import json', 'data = json.loads(read(path="package.json"))', 'sorted(data["dependencies"])', FENCE].join('\n'),
     blockTypes: ['python', 'py', 'ipython'],
     parameters: z.object({ code: z.string().describe('The Python code to run') }),
     block: { content: 'code' },

@@ -5,8 +5,7 @@ import { runOnFile } from './file-errors';
 import type { WorkspaceFile } from './workspace-path';
 import { countLines, plural } from './text-file';
 import { workspaceResource } from '../policy/workspace-resource';
-
-const fence = '```';
+import { FENCE } from './prompt-text';
 
 /** Files larger than this are refused: reading them whole would only be cut down afterwards. */
 export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -26,12 +25,12 @@ export const readTool = defineTool({
   name: 'read',
   description: 'Read a text file, or list the entries of a folder.',
   instructions: [
-    `Read a file with a ${fence}read <path> block and an empty body (or put the path alone in the body).`,
+    `Read a file with a ${FENCE}read <path> block and an empty body (or put the path alone in the body).`,
     'You get the exact text of the file, without line numbers, ready to copy into a patch ORIGINAL.',
     'A folder path lists its entries instead, folders ending with /. Binary files and files over 10 MB are refused: use the shell for them.',
     'In programs, `await read({ path })` returns the text (an array of entry names for a folder).',
   ].join('\n'),
-  examples: [`${fence}read src/app.ts`, fence].join('\n'),
+  examples: [`${FENCE}read src/app.ts`, FENCE].join('\n'),
   blockTypes: ['read'],
   parameters: z.object({
     path: z.string().describe('Path of the file or folder to read, relative to the workspace'),

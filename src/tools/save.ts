@@ -13,8 +13,7 @@ import {
   readIfExists,
   withFinalNewline,
 } from './text-file';
-
-const fence = '```';
+import { FENCE } from './prompt-text';
 
 /**
  * `save`: writes a whole file, creating it and its parent folders when missing, replacing it
@@ -27,12 +26,12 @@ export const saveTool = defineTool({
   name: 'save',
   description: 'Write a whole file, creating it or replacing its content.',
   instructions: [
-    `Write a file with a ${fence}save <path> block whose body is the complete new content of the file.`,
+    `Write a file with a ${FENCE}save <path> block whose body is the complete new content of the file.`,
     'Relative paths are resolved against the workspace; `~` is your home folder. Missing folders are created.',
     'An existing file is replaced entirely, so never save a partial file: to change part of a file, use patch.',
     'The file always ends with a line break; a file written with CRLF line breaks keeps them.',
   ].join('\n'),
-  examples: [`${fence}save notes/todo.md`, '# Todo', '- write the tests', fence].join('\n'),
+  examples: [`${FENCE}save notes/todo.md`, '# Todo', '- write the tests', FENCE].join('\n'),
   blockTypes: ['save'],
   parameters: z.object({
     path: z.string().describe('Path of the file to write, relative to the workspace'),

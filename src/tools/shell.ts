@@ -1,17 +1,13 @@
 import { z } from 'zod';
 import { DEFAULT_INPUT_WAIT_MS, NOTHING_WAITING, type BashRunResult } from '../runtime/bash-session';
 import { defineTool, type ToolResult } from './define-tool';
+import { seconds } from './prompt-text';
 
 /** Default per-command timeout. A command that runs longer is interrupted, the shell survives. */
 export const DEFAULT_SHELL_TIMEOUT_MS = 120_000;
 /** Bounds of a block's own timeout (`shell timeout=600`), in seconds: 1 s to 24 h. */
 export const MIN_BLOCK_TIMEOUT_S = 1;
 export const MAX_BLOCK_TIMEOUT_S = 24 * 60 * 60;
-
-/** A duration for people: `120 s`, `0.5 s`. */
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(1))} s`;
-}
 
 /** Options of the shell tool that a session may set. */
 export interface ShellToolOptions {
