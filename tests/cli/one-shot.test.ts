@@ -1,48 +1,38 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
-import { makeCliDirs, readOnlySessionLog, runFence, type CliDirs } from '../support/run-cli';
+import { describe, expect, it } from 'vitest';
+import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
-let server: FakeLlm;
-let dirs: CliDirs;
-
-beforeEach(async () => {
-  server = await startFakeLlm();
-  dirs = makeCliDirs();
-});
-afterEach(async () => {
-  await server.close();
-});
+const cli = useCliRun();
 
 
 const providers = [
-  { name: 'OpenAI-compatible', model: 'openai/gpt-test', env: () => ({ OPENAI_BASE_URL: `${server.url}/v1` }) },
+  { name: 'OpenAI-compatible', model: 'openai/gpt-test', env: () => ({ OPENAI_BASE_URL: `${cli.server.url}/v1` }) },
   {
     name: 'Anthropic-compatible',
     model: 'anthropic/claude-test',
-    env: () => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key' }),
+    env: () => ({ ANTHROPIC_BASE_URL: cli.server.url, ANTHROPIC_API_KEY: 'test-key' }),
   },
 ];
 
 describe.each(providers)('one-shot run against an $name server', ({ model, env }) => {
   it('saves, patches and runs a file, then prints only the final answer', async () => {
-    server.reply((r) => r.text("I'll write the script.\n```save hello.py\nprint('hi')\n```\nThis text comes after the block and must be dropped."));
-    server.reply((r) => r.text("```patch hello.py\n<<<<<<< ORIGINAL\nprint('hi')\n=======\nprint('hi there')\n>>>>>>> UPDATED\n```\n"));
-    server.reply((r) => r.text('Now run it:\n```shell\npython3 hello.py\n```'));
-    server.reply((r) => r.text('Done: hello.py prints "hi there".'));
+    cli.server.reply((r) => r.text("I'll write the script.\n```save hello.py\nprint('hi')\n```\nThis text comes after the block and must be dropped."));
+    cli.server.reply((r) => r.text("```patch hello.py\n<<<<<<< ORIGINAL\nprint('hi')\n=======\nprint('hi there')\n>>>>>>> UPDATED\n```\n"));
+    cli.server.reply((r) => r.text('Now run it:\n```shell\npython3 hello.py\n```'));
+    cli.server.reply((r) => r.text('Done: hello.py prints "hi there".'));
 
     const result = await runFence(['-n', '-m', model, 'make hello.py say hi there, then run it'], {
-      cwd: dirs.workspace,
-      env: { FENCE_HOME: dirs.home, ...env() },
+      cwd: cli.dirs.workspace,
+      env: { FENCE_HOME: cli.dirs.home, ...env() },
     });
 
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('Done: hello.py prints "hi there".');
-    expect(readFileSync(join(dirs.workspace, 'hello.py'), 'utf8')).toBe("print('hi there')\n");
+    expect(readFileSync(join(cli.dirs.workspace, 'hello.py'), 'utf8')).toBe("print('hi there')\n");
 
-    const log = readOnlySessionLog(dirs.home);
+    const log = readOnlySessionLog(cli.dirs.home);
     expect(log.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'system', 'assistant', 'system', 'assistant', 'system', 'assistant']);
     expect(log[2]!.content).not.toContain('must be dropped');
     expect(log[2]!.content.endsWith('```')).toBe(true);
@@ -54,84 +44,83 @@ describe.each(providers)('one-shot run against an $name server', ({ model, env }
     }
 
     // The last request carried the shell's output back to the model.
-    expect(server.requests).toHaveLength(4);
-    expect(JSON.stringify(server.requests[3]!.body)).toContain('hi there');
+    expect(cli.server.requests).toHaveLength(4);
+    expect(JSON.stringify(cli.server.requests[3]!.body)).toContain('hi there');
   });
 });
 
 describe('one-shot command line', () => {
-  const openaiEnv = () => ({ FENCE_HOME: dirs.home, OPENAI_BASE_URL: `${server.url}/v1` });
 
   it('runs prompts separated by a lone "-" as successive turns and appends piped input to the first', async () => {
-    server.reply((r) => r.text('first answer'));
-    server.reply((r) => r.text('second answer'));
+    cli.server.reply((r) => r.text('first answer'));
+    cli.server.reply((r) => r.text('second answer'));
     const result = await runFence(['-n', '-m', 'local/test', 'summarise this:', '-', 'and now this'], {
-      cwd: dirs.workspace,
-      env: openaiEnv(),
+      cwd: cli.dirs.workspace,
+      env: cli.env(),
       input: 'piped text\n',
     });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('second answer');
-    const users = readOnlySessionLog(dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
+    const users = readOnlySessionLog(cli.dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
     expect(users).toEqual(['summarise this:\n\npiped text', 'and now this']);
   });
 
   it('takes the prompt from standard input when none is given', async () => {
-    server.reply((r) => r.text('ok'));
-    const result = await runFence(['-n', '-m', 'local/test'], { cwd: dirs.workspace, env: openaiEnv(), input: 'what is 2+2?' });
+    cli.server.reply((r) => r.text('ok'));
+    const result = await runFence(['-n', '-m', 'local/test'], { cwd: cli.dirs.workspace, env: cli.env(), input: 'what is 2+2?' });
     expect(result.exitCode).toBe(0);
-    expect(readOnlySessionLog(dirs.home).find((m) => m.role === 'user')?.content).toBe('what is 2+2?');
+    expect(readOnlySessionLog(cli.dirs.home).find((m) => m.role === 'user')?.content).toBe('what is 2+2?');
   });
 
   it('says in one line how to configure when there is no key and no server', async () => {
-    const result = await runFence(['-n', 'hello'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    const result = await runFence(['-n', 'hello'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });
     expect(result.exitCode).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/ANTHROPIC_API_KEY|OPENAI_API_KEY/);
   });
 
-  it('ends with a clear error, exit code 1 and no stack trace when the server refuses the key', async () => {
-    server.reply((r) => r.status(401));
-    const result = await runFence(['-n', '-m', 'local/test', 'hello'], { cwd: dirs.workspace, env: openaiEnv() });
+  it('ends with a clear error, exit code 1 and no stack trace when the cli.server refuses the key', async () => {
+    cli.server.reply((r) => r.status(401));
+    const result = await runFence(['-n', '-m', 'local/test', 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/401/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('stops at --max-turns with exit code 3', async () => {
-    for (let i = 0; i < 3; i++) server.reply((r) => r.text('```shell\necho again\n```'));
-    const result = await runFence(['-n', '-m', 'local/test', '--max-turns', '2', 'loop'], { cwd: dirs.workspace, env: openaiEnv() });
+    for (let i = 0; i < 3; i++) cli.server.reply((r) => r.text('```shell\necho again\n```'));
+    const result = await runFence(['-n', '-m', 'local/test', '--max-turns', '2', 'loop'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(3);
     expect(result.stderr).toMatch(/--max-turns/);
-    expect(server.requests).toHaveLength(2);
+    expect(cli.server.requests).toHaveLength(2);
   });
 
   it('gives a failing tool an error result and goes on', async () => {
-    server.reply((r) => r.text('```read missing.txt\n```'));
-    server.reply((r) => r.text('The file is missing.'));
-    const result = await runFence(['-n', '-m', 'local/test', 'read it'], { cwd: dirs.workspace, env: openaiEnv() });
+    cli.server.reply((r) => r.text('```read missing.txt\n```'));
+    cli.server.reply((r) => r.text('The file is missing.'));
+    const result = await runFence(['-n', '-m', 'local/test', 'read it'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(0);
-    const toolResult = readOnlySessionLog(dirs.home).find((m) => m.meta?.toolResult);
+    const toolResult = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
     expect(toolResult?.meta?.isError).toBe(true);
     expect(toolResult?.content).toMatch(/missing\.txt/);
   });
 
   it('lists and shows sessions', async () => {
-    server.reply((r) => r.text('hello back'));
-    await runFence(['-n', '-m', 'local/test', '--name', 'greeting', 'hello'], { cwd: dirs.workspace, env: openaiEnv() });
-    const list = await runFence(['sessions', 'list'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    cli.server.reply((r) => r.text('hello back'));
+    await runFence(['-n', '-m', 'local/test', '--name', 'greeting', 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
+    const list = await runFence(['sessions', 'list'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });
     expect(list.exitCode).toBe(0);
     expect(list.stdout).toContain('greeting');
-    const show = await runFence(['sessions', 'show', 'greeting'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    const show = await runFence(['sessions', 'show', 'greeting'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });
     expect(show.exitCode).toBe(0);
     expect(show.stdout).toContain('hello back');
-    const missing = await runFence(['sessions', 'show', 'nope'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home } });
+    const missing = await runFence(['sessions', 'show', 'nope'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });
     expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toMatch(/no session "nope"/);
   });
 
   it('prints its version', async () => {
-    const result = await runFence(['--version'], { cwd: dirs.workspace, env: {} });
+    const result = await runFence(['--version'], { cwd: cli.dirs.workspace, env: {} });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+$/);
   });

@@ -1,39 +1,29 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
-import { makeCliDirs, readOnlySessionLog, runFence, type CliDirs } from '../support/run-cli';
+import { describe, expect, it } from 'vitest';
+import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
-let server: FakeLlm;
-let dirs: CliDirs;
-
-beforeEach(async () => {
-  server = await startFakeLlm();
-  dirs = makeCliDirs();
-});
-afterEach(async () => {
-  await server.close();
-});
+const cli = useCliRun();
 
 const shell = (code: string, args = '') => `\`\`\`shell${args ? ` ${args}` : ''}\n${code}\n\`\`\`\n`;
 
 describe('an unattended run through awkward shell commands', () => {
   it('answers each block within seconds, finishes, and the log tells the story', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
-    server.reply((r) => r.text(shell('read -p "Name? " name; echo "hello $name"')));
-    server.reply((r) => r.text(shell('fence', 'input')));
-    server.reply((r) => r.text(shell('seq 1 200000')));
-    server.reply((r) => r.text(shell('exit 3')));
-    server.reply((r) => r.text(shell('echo still here')));
-    server.reply((r) => r.text(shell(`python3 -m http.server ${port} --bind 127.0.0.1 > server.log 2>&1 &\necho started`)));
-    server.reply((r) =>
+    cli.server.reply((r) => r.text(shell('read -p "Name? " name; echo "hello $name"')));
+    cli.server.reply((r) => r.text(shell('fence', 'input')));
+    cli.server.reply((r) => r.text(shell('seq 1 200000')));
+    cli.server.reply((r) => r.text(shell('exit 3')));
+    cli.server.reply((r) => r.text(shell('echo still here')));
+    cli.server.reply((r) => r.text(shell(`python3 -m http.server ${port} --bind 127.0.0.1 > cli.server.log 2>&1 &\necho started`)));
+    cli.server.reply((r) =>
       r.text(shell(`for i in $(seq 50); do curl -s -o /dev/null -w "%{http_code}\\n" http://127.0.0.1:${port}/ && break; sleep 0.1; done`)),
     );
-    server.reply((r) => r.text('All done.'));
+    cli.server.reply((r) => r.text('All done.'));
 
-    const result = await runFence(['-n', '-m', 'local/test', 'go'], { cwd: dirs.workspace, env: { FENCE_HOME: dirs.home, OPENAI_BASE_URL: server.openaiBaseURL } });
+    const result = await runFence(['-n', '-m', 'local/test', 'go'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('All done.');
 
-    const results = readOnlySessionLog(dirs.home)
+    const results = readOnlySessionLog(cli.dirs.home)
       .filter((m) => m.meta?.toolResult)
       .map((m) => m.content);
     expect(results).toHaveLength(7);

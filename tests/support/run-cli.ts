@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { execa } from 'execa';
+import { afterEach, beforeEach } from 'vitest';
+import { startFakeLlm, type FakeLlm } from './fake-llm';
 import type { Message } from '../../src/conversation/message';
 
 /** Path of the built CLI entry (`npm test` builds before running the tests). */
@@ -45,4 +47,42 @@ export function readOnlySessionLog(home: string): Message[] {
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as Message);
+}
+
+/** What `useCliRun` gives each test: a fake model server and fresh folders. */
+export interface CliRun {
+  server: FakeLlm;
+  dirs: CliDirs;
+  /** FENCE_HOME and OPENAI_BASE_URL for a run against the fake server. */
+  env(): Record<string, string>;
+}
+
+/**
+ * Gives every test of the calling file a fresh fake model server and fresh workspace and
+ * FENCE_HOME folders; the server is closed after each test. Read them inside a test.
+ */
+export function useCliRun(): CliRun {
+  let server: FakeLlm | undefined;
+  let dirs: CliDirs | undefined;
+  beforeEach(async () => {
+    server = await startFakeLlm();
+    dirs = makeCliDirs();
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  const inTest = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useCliRun: the server and folders exist only inside a test');
+    return value;
+  };
+  return {
+    get server() {
+      return inTest(server);
+    },
+    get dirs() {
+      return inTest(dirs);
+    },
+    env: () => ({ FENCE_HOME: inTest(dirs).home, OPENAI_BASE_URL: inTest(server).openaiBaseURL }),
+  };
 }
