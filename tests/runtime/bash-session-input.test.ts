@@ -1,31 +1,16 @@
-import { mkdtemp, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BashSession, NOTHING_WAITING, type BashRunOptions } from '../../src/runtime/bash-session';
+import { describe, expect, it } from 'vitest';
+import { NOTHING_WAITING, type BashRunOptions } from '../../src/runtime/bash-session';
 import { findTerminalReader, terminalOf } from '../../src/runtime/input-wait';
+import { useBashSessions } from '../support/bash-sessions';
 
 // Waiting for input is told from /proc: Linux only.
 const linux = process.platform === 'linux';
 
-let dir: string;
-const sessions: BashSession[] = [];
-
-beforeEach(async () => {
-  dir = await realpath(await mkdtemp(join(tmpdir(), 'fence-bash-input-test-')));
-});
-
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((session) => session.close()));
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function open(): Promise<BashSession> {
-  const session = await BashSession.start({ cwd: dir });
-  sessions.push(session);
-  return session;
-}
+const bash = useBashSessions('fence-bash-input-test-');
+const open = bash.open;
 
 /** A short quiet threshold; a timeout far longer than any of these commands should take. */
 const quick: BashRunOptions = { inputWaitMs: 300, timeoutMs: 30_000 };
@@ -51,12 +36,12 @@ describe.runIf(linux)('BashSession waiting for input', () => {
 
   it('answers a y/N prompt of rm -i', async () => {
     const session = await open();
-    await writeFile(join(dir, 'doomed.txt'), 'x');
+    await writeFile(join(bash.dir(), 'doomed.txt'), 'x');
     const asked = await session.run('rm -i doomed.txt', quick);
     expect(asked).toMatchObject({ waitingForInput: true, exitCode: null });
     expect(asked.output).toMatch(/^rm: remove .*doomed\.txt'?\? $/);
     expect(await session.sendInput('y\n', quick)).toMatchObject({ output: '', exitCode: 0 });
-    await expect(stat(join(dir, 'doomed.txt'))).rejects.toThrow();
+    await expect(stat(join(bash.dir(), 'doomed.txt'))).rejects.toThrow();
   });
 
   it('holds a conversation with the python REPL, one prompt at a time', async () => {
@@ -133,7 +118,7 @@ describe.runIf(linux)('BashSession waiting for input', () => {
     ];
     for (const [command, call, who] of cases) {
       expect(await session.run(command, quick)).toMatchObject({ waitingForInput: true });
-      const pid = who === 'bash' ? session.pid : Number(readFileSync(join(dir, 'pid'), 'utf8'));
+      const pid = who === 'bash' ? session.pid : Number(readFileSync(join(bash.dir(), 'pid'), 'utf8'));
       expect(await findTerminalReader(session.pid, terminal ?? '')).toEqual({ pid, call });
     }
     // Idle at its prompt, bash reads the terminal too: the check is only made while a command runs.
@@ -152,7 +137,7 @@ describe.runIf(linux)('BashSession waiting for input', () => {
       droppedBytes: 0,
       nothingWaiting: true,
     });
-    expect(existsSync(join(dir, 'typed.txt'))).toBe(false);
+    expect(existsSync(join(bash.dir(), 'typed.txt'))).toBe(false);
     expect((await session.run('echo fine', quick)).output).toBe('fine\n');
   });
 
@@ -164,12 +149,12 @@ describe.runIf(linux)('BashSession waiting for input', () => {
     const terminal = (await terminalOf(session.pid)) ?? '';
     const deadline = Date.now() + 10_000;
     const bashAtPrompt = async (): Promise<boolean> =>
-      existsSync(join(dir, 'ended')) && (await findTerminalReader(session.pid, terminal))?.pid === session.pid;
+      existsSync(join(bash.dir(), 'ended')) && (await findTerminalReader(session.pid, terminal))?.pid === session.pid;
     while (!(await bashAtPrompt()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const late = await session.sendInput('touch typed.txt', quick);
     expect(late).toMatchObject({ output: 'gone\n', exitCode: 0, nothingWaiting: true });
     expect(await session.run('echo ok', quick)).toMatchObject({ output: 'ok\n', exitCode: 0 });
-    expect(existsSync(join(dir, 'typed.txt'))).toBe(false);
+    expect(existsSync(join(bash.dir(), 'typed.txt'))).toBe(false);
   });
 
   it('times out an answered command that then runs too long', async () => {

@@ -1,53 +1,13 @@
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BashSession } from '../../src/runtime/bash-session';
+import { describe, expect, it } from 'vitest';
+import { isAlive, waitUntilDead, useBashSessions } from '../support/bash-sessions';
 
-let dir: string;
-const sessions: BashSession[] = [];
+const bash = useBashSessions('fence-bash-jobs-test-');
+const open = bash.open;
 
-beforeEach(async () => {
-  dir = await realpath(await mkdtemp(join(tmpdir(), 'fence-bash-jobs-test-')));
-});
 
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((session) => session.close()));
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function open(): Promise<BashSession> {
-  const session = await BashSession.start({ cwd: dir });
-  sessions.push(session);
-  return session;
-}
-
-/** Whether a process exists and is not a zombie (Linux: /proc; elsewhere: signal 0). */
-function isAlive(pid: number): boolean {
-  if (process.platform === 'linux') {
-    try {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return text[text.lastIndexOf(')') + 2] !== 'Z';
-    } catch {
-      return false;
-    }
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits (bounded) until the processes are gone: a killed orphan is reaped by init, not by us. */
-async function waitUntilDead(pids: number[]): Promise<number[]> {
-  const deadline = Date.now() + 5_000;
-  while (pids.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return pids.filter(isAlive);
-}
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 async function freePort(): Promise<number> {
@@ -84,7 +44,7 @@ describe('BashSession background jobs', () => {
 
   it('serves from the background: output redirected to a log, read later, server gone on close', async () => {
     const session = await open();
-    await writeFile(join(dir, 'hello.txt'), 'hello from the workspace\n');
+    await writeFile(join(bash.dir(), 'hello.txt'), 'hello from the workspace\n');
     const port = await freePort();
     const started = await session.run(`python3 -m http.server ${port} --bind 127.0.0.1 > server.log 2>&1 & echo $!`);
     expect(started.exitCode).toBe(0);

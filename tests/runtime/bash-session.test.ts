@@ -1,52 +1,16 @@
-import { mkdtemp, mkdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BashSession, type BashSessionOptions } from '../../src/runtime/bash-session';
+import { describe, expect, it } from 'vitest';
+import { isAlive, waitUntilDead, useBashSessions } from '../support/bash-sessions';
 
-let dir: string;
-const sessions: BashSession[] = [];
+const bash = useBashSessions('fence-bash-test-');
+const open = bash.open;
 
-beforeEach(async () => {
-  dir = await realpath(await mkdtemp(join(tmpdir(), 'fence-bash-test-')));
-});
 
-afterEach(async () => {
-  await Promise.all(sessions.splice(0).map((session) => session.close()));
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function open(options: Partial<BashSessionOptions> = {}): Promise<BashSession> {
-  const session = await BashSession.start({ cwd: dir, ...options });
-  sessions.push(session);
-  return session;
-}
-
-/** Whether a process exists and is not a zombie. */
-function isAlive(pid: number): boolean {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    if (process.platform === 'linux') return false;
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits (bounded) until the processes are gone: a killed orphan is reaped by init, not by us. */
-async function waitUntilDead(pids: number[]): Promise<number[]> {
-  const deadline = Date.now() + 5_000;
-  while (pids.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  return pids.filter(isAlive);
-}
 
 /** An `onOutput` that watches the output for `word`; `seen` resolves once it has appeared. */
 function watchOutput(word: string): { onOutput: (chunk: string) => void; seen: Promise<void> } {
@@ -85,10 +49,10 @@ describe('BashSession', () => {
 
   it('keeps cwd, variables, functions and aliases between runs', async () => {
     const session = await open();
-    await mkdir(join(dir, 'sub'));
+    await mkdir(join(bash.dir(), 'sub'));
     await session.run('cd sub; GREETING=hi; greet() { echo "$GREETING $1"; }; alias ll="echo aliased"');
     const result = await session.run('pwd; greet there; ll');
-    expect(result.output).toBe(`${join(dir, 'sub')}\nhi there\naliased\n`);
+    expect(result.output).toBe(`${join(bash.dir(), 'sub')}\nhi there\naliased\n`);
   });
 
   it('runs multi-line scripts and heredocs', async () => {
@@ -153,7 +117,7 @@ describe('BashSession', () => {
     const partial = await session.run('touch ran.txt\necho $(oops');
     expect(partial).toMatchObject({ exitCode: 2, timedOut: false });
     expect(partial.output).toMatch(/^bash: .*unexpected EOF/);
-    await expect(stat(join(dir, 'ran.txt'))).rejects.toThrow();
+    await expect(stat(join(bash.dir(), 'ran.txt'))).rejects.toThrow();
     const pid = session.pid;
     for (let i = 0; i < 5; i++) {
       await session.run('echo $(oops');
@@ -189,7 +153,7 @@ describe('BashSession', () => {
       abortOn('ready'),
     );
     expect(result).toMatchObject({ interrupted: true, exitCode: null });
-    const sleeper = Number(await readFile(join(dir, 'fg.pid'), 'utf8'));
+    const sleeper = Number(await readFile(join(bash.dir(), 'fg.pid'), 'utf8'));
     expect(isAlive(sleeper)).toBe(false);
     expect(session.pid).toBe(pid);
     expect((await session.run('trap - INT; echo alive')).output).toBe('alive\n');
@@ -199,7 +163,7 @@ describe('BashSession', () => {
     const session = await open();
     const result = await session.run("trap '' INT; echo ready; cat > sink.txt", abortOn('ready'));
     expect(result).toMatchObject({ interrupted: true, exitCode: null });
-    expect(await readFile(join(dir, 'sink.txt'), 'utf8')).toBe('');
+    expect(await readFile(join(bash.dir(), 'sink.txt'), 'utf8')).toBe('');
     expect((await session.run('trap - INT; echo alive')).output).toBe('alive\n');
   });
 
@@ -226,12 +190,12 @@ describe('BashSession', () => {
 
   it('restarts bash in the first cwd when a command exits the shell, and says so', async () => {
     const session = await open();
-    await mkdir(join(dir, 'elsewhere'));
+    await mkdir(join(bash.dir(), 'elsewhere'));
     const pid = session.pid;
     const result = await session.run('cd elsewhere; LOST=1; echo bye; exit 3');
     expect(result).toMatchObject({ output: 'bye\n', exitCode: null, shellExited: { code: 3 } });
     expect(session.pid).not.toBe(pid);
-    expect((await session.run('pwd; echo "lost=$LOST"')).output).toBe(`${dir}\nlost=\n`);
+    expect((await session.run('pwd; echo "lost=$LOST"')).output).toBe(`${bash.dir()}\nlost=\n`);
 
     const strict = await session.run('set -e; false; echo unreachable');
     expect(strict).toMatchObject({ output: '', exitCode: null, shellExited: { code: 1 } });
@@ -291,7 +255,7 @@ describe('BashSession', () => {
 
     const skipped = await session.run('touch marker', { signal: abort.signal });
     expect(skipped.interrupted).toBe(true);
-    await expect(stat(join(dir, 'marker'))).rejects.toThrow();
+    await expect(stat(join(bash.dir(), 'marker'))).rejects.toThrow();
     expect((await session.run('echo after')).output).toBe('after\n');
   });
 
@@ -311,7 +275,7 @@ describe('BashSession', () => {
     );
     await watch.seen;
     expect(chunks.join('')).toBe('first\n');
-    await writeFile(join(dir, 'go'), '');
+    await writeFile(join(bash.dir(), 'go'), '');
     const result = await running;
     expect(result.output).toBe('first\nsecond\n');
     expect(chunks.join('')).toBe(result.output);
@@ -371,7 +335,7 @@ describe('BashSession', () => {
     expect(await session.run('echo still fine')).toMatchObject({ output: 'still fine\n', exitCode: 0 });
   });
 
-  it('removes its temp dir on close, and those of dead processes at the next start', async () => {
+  it('removes its temp bash.dir() on close, and those of dead processes at the next start', async () => {
     const gone = spawn('true');
     await once(gone, 'exit');
     const stale = join(tmpdir(), `fence-bash-${gone.pid}-AbC123`);
