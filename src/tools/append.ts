@@ -1,5 +1,4 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { workspaceResource } from '../policy/workspace-resource';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
@@ -15,6 +14,7 @@ import {
   withFinalNewline,
 } from './text-file';
 import { FENCE } from './prompt-text';
+import { pathResource } from './workspace-path';
 
 /**
  * `append`: adds text at the end of a file, creating the file and its parent folders when
@@ -40,7 +40,7 @@ export const appendTool = defineTool({
   block: { args: ['path'], content: 'content' },
   callers: ['direct'],
   mutating: true,
-  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
+  resource: pathResource,
   async execute({ path, content }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };

@@ -6,8 +6,8 @@ import { defineTool } from './define-tool';
 import { describeMissingPath, runOnFile } from './file-errors';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
 import { plural, readIfExists } from './text-file';
-import { workspaceResource } from '../policy/workspace-resource';
 import { FENCE } from './prompt-text';
+import { pathResource } from './workspace-path';
 
 const BOM = '\uFEFF';
 
@@ -55,7 +55,7 @@ export const patchTool = defineTool({
   block: { args: ['path'], content: 'patch' },
   callers: ['direct'],
   mutating: true,
-  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
+  resource: pathResource,
   async execute({ path, patch }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const parsed = parsePatch(patch);

@@ -4,8 +4,8 @@ import { defineTool, type ToolResult } from './define-tool';
 import { runOnFile } from './file-errors';
 import type { WorkspaceFile } from './workspace-path';
 import { countLines, plural } from './text-file';
-import { workspaceResource } from '../policy/workspace-resource';
 import { FENCE } from './prompt-text';
+import { pathResource } from './workspace-path';
 
 /** Files larger than this are refused: reading them whole would only be cut down afterwards. */
 export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -38,7 +38,7 @@ export const readTool = defineTool({
   block: { args: ['path'], content: 'path' },
   callers: ['direct', 'program'],
   mutating: false,
-  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
+  resource: pathResource,
   returns: 'string | string[]',
   async execute({ path }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {

@@ -1,5 +1,4 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { workspaceResource } from '../policy/workspace-resource';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
@@ -14,6 +13,7 @@ import {
   withFinalNewline,
 } from './text-file';
 import { FENCE } from './prompt-text';
+import { pathResource } from './workspace-path';
 
 /**
  * `save`: writes a whole file, creating it and its parent folders when missing, replacing it
@@ -40,7 +40,7 @@ export const saveTool = defineTool({
   block: { args: ['path'], content: 'content' },
   callers: ['direct'],
   mutating: true,
-  resource: ({ path }, ctx) => workspaceResource(ctx.workspace, path),
+  resource: pathResource,
   async execute({ path, content }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const existing = await readIfExists(file.absolute);

@@ -1,6 +1,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolInputError } from './tool-error';
+import { workspaceResource } from '../policy/workspace-resource';
+import type { ToolContext } from './define-tool';
 
 /** A file a tool works on: where it is, and how to name it to the model. */
 export interface WorkspaceFile {
@@ -56,4 +58,9 @@ function unquote(text: string): string {
     return text.slice(1, -1).trim();
   }
   return text;
+}
+
+/** The `resource` of a tool whose input names one file: its path as policy sees it (see `workspaceResource`). */
+export function pathResource(input: { path: string }, ctx: Pick<ToolContext, 'workspace'>): string {
+  return workspaceResource(ctx.workspace, input.path);
 }
