@@ -12,7 +12,7 @@ function buildProgram(): Command {
     .argument('[prompt...]', 'prompts to run; a lone "-" separates prompts that run as successive turns')
     .option('-n, --non-interactive', 'run the prompts and exit; stdout carries only the final answer')
     .option('-y, --yes', 'run tools without asking for confirmation')
-    .option('-m, --model <id>', 'model as provider/model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, local/qwen3')
+    .option('-m, --model <id>', 'model as provider/model, e.g. anthropic/claude-sonnet-4-6, openai/gpt-5, local/qwen3')
     .option('-w, --workspace <dir>', 'folder the tools work in (default: the current folder)')
     .option('--name <name>', 'name of the new session (default: date, time and a random suffix)')
     .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
