@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { access, constants as fsConstants, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, constants as fsConstants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makeOwnedTempDir } from './owned-temp-dir';
 
 /**
  * What starting a Python kernel needs from the machine: the interpreter, the kernel script,
@@ -17,8 +17,7 @@ const TEMP_PREFIX = 'fence-python-';
  * those of kernels whose fence process is gone (left behind by a crash).
  */
 export async function makeKernelTempDir(): Promise<string> {
-  const [dir] = await Promise.all([mkdtemp(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`)), removeStaleTempDirs()]);
-  return dir;
+  return makeOwnedTempDir(TEMP_PREFIX);
 }
 
 /** `kernel.py` beside this module (sources, `dist/cli.js`) or one folder up (`dist/chunks/*.js`). */
@@ -98,25 +97,4 @@ function askExecutable(shim: string): Promise<string> {
       resolve(!error && path ? path : shim);
     });
   });
-}
-
-/** Removes temp folders of kernels whose fence process is gone (left behind by a crash). Never throws. */
-async function removeStaleTempDirs(): Promise<void> {
-  const names = await readdir(tmpdir()).catch(() => [] as string[]);
-  await Promise.all(
-    names.map(async (name) => {
-      const owner = new RegExp(`^${TEMP_PREFIX}(\\d+)-`).exec(name)?.[1];
-      if (owner === undefined || Number(owner) === process.pid || isAlive(Number(owner))) return;
-      await rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined);
-    }),
-  );
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { stripTerminalCodes } from './command-output';
+import { makeOwnedTempDir } from './owned-temp-dir';
 
 /**
  * How fence's bash is set up and how a command is handed to it: the environment, the line
@@ -19,8 +19,7 @@ const TEMP_PREFIX = 'fence-bash-';
  * processes left behind.
  */
 export async function makeTempDir(): Promise<string> {
-  await removeStaleTempDirs();
-  return mkdtemp(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`));
+  return makeOwnedTempDir(TEMP_PREFIX);
 }
 
 /** Writes the command file (mode 0600), making its directory again if a command removed it. */
@@ -66,31 +65,6 @@ export function ptyOptions(cwd: string, env: Record<string, string>) {
 
 /** Typed once when bash starts, before the first markers. */
 export const SHELL_SETUP = "stty -echo 2>/dev/null; PS2=''; PS0=''; PROMPT_COMMAND=''; unset TMOUT; set +o history;";
-
-/**
- * Removes the temp dirs that sessions of processes no longer alive left behind (a crash, a
- * kill): `fence-bash-<pid>-…` whose pid does not exist. Dirs of live processes, other users'
- * dirs and anything named otherwise are left alone. Never throws.
- */
-async function removeStaleTempDirs(): Promise<void> {
-  const names = await readdir(tmpdir()).catch(() => [] as string[]);
-  const stale = names.filter((name) => {
-    const owner = new RegExp(`^${TEMP_PREFIX}(\\d+)-[A-Za-z0-9]{6}$`).exec(name)?.[1];
-    return owner !== undefined && !processExists(Number(owner));
-  });
-  await Promise.all(stale.map((name) => rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined)));
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * The variable that marks every process a session's bash starts: it holds a random value of
  * that session, inherited by children, so that those which left the terminal session (`setsid`,
