@@ -15,9 +15,9 @@ const open = bash.open;
 /** A short quiet threshold; a timeout far longer than any of these commands should take. */
 const quick: BashRunOptions = { inputWaitMs: 300, timeoutMs: 30_000 };
 
-/** The terminal's reader, looking again for up to 2 s while none is found. */
+/** The terminal's reader, looking again for up to 5 s while none is found. */
 async function readerWithin(shellPid: number, terminal: string): ReturnType<typeof findTerminalReader> {
-  for (let tries = 0; tries < 40; tries++) {
+  for (let tries = 0; tries < 100; tries++) {
     const reader = await findTerminalReader(shellPid, terminal);
     if (reader) return reader;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -129,12 +129,14 @@ describe.runIf(linux)('BashSession waiting for input', () => {
     for (const [command, call, who] of cases) {
       expect(await session.run(command, quick)).toMatchObject({ waitingForInput: true });
       const pid = who === 'bash' ? session.pid : Number(readFileSync(join(bash.dir(), 'pid'), 'utf8'));
+      // Stopping the previous case may have started bash anew, on another terminal: ask again.
+      const current = (await terminalOf(session.pid)) ?? '';
       // A REPL wakes now and then (timers, history): look again for a moment if it is busy.
-      expect(await readerWithin(session.pid, terminal ?? '')).toEqual({ pid, call });
+      expect(await readerWithin(session.pid, current)).toEqual({ pid, call });
     }
     // Idle at its prompt, bash reads the terminal too: the check is only made while a command runs.
     await session.run('true', quick);
-    expect(await readerWithin(session.pid, terminal ?? '')).toEqual({ pid: session.pid, call: 'read' });
+    expect(await readerWithin(session.pid, (await terminalOf(session.pid)) ?? '')).toEqual({ pid: session.pid, call: 'read' });
   });
 
   it('answers sendInput with nothing waiting without typing anything', async () => {
