@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
+import { contextGrowth, promptOverhead } from './formats';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
@@ -163,3 +164,9 @@ for (const count of [10, 100, 1000]) {
   const p = f.program;
   console.log(`| N = ${count} | ${f.engineers} | ${c.roundTrips} | ${c.bytesSent} | ${c.tokensSent} | ${p.roundTrips} | ${p.bytesSent} | ${p.tokensSent} |`);
 }
+
+console.log('\n| tool format | system prompt | tool definitions | tokens per request (o200k) | aim |\n|---|---|---|---|---|');
+for (const f of promptOverhead()) console.log(`| ${f.format} | ${f.systemTokens} | ${f.toolTokens} | ${f.total} | ≤ 2,000 |`);
+
+console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
+for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);

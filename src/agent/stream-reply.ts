@@ -1,14 +1,22 @@
-import type { Usage } from '../conversation/message';
+import { randomBytes } from 'node:crypto';
+import type { NativeToolCall, Usage } from '../conversation/message';
 import { completeUsage } from '../llm/estimate-tokens';
 import type { Provider, StopReason, StreamRequest } from '../llm/provider';
-import { MarkdownStreamScanner } from '../parse/stream-scanner';
-import type { IsTool, ToolUse } from '../parse/tool-use';
+import { ReaderScanner } from '../parse/reader-scanner';
+import type { ToolStreamScanner, ToolUse } from '../parse/tool-use';
 
 /** What one streamed reply came to. */
 export interface Reply {
   /** The reply's text, up to and including the first complete tool block when there is one. */
   text: string;
+  /** The first complete tool block (markdown and XML formats). */
   toolUse?: ToolUse;
+  /**
+   * The native tool calls, in the order the provider numbered them, their arguments exactly as
+   * streamed (not yet checked). Only when the stream ended normally; a call without an id was
+   * given one.
+   */
+  toolCalls?: NativeToolCall[];
   usage?: Usage;
   /** `tool_use` when fence stopped the stream at a complete tool block. */
   stopReason: StopReason;
@@ -22,23 +30,33 @@ export type ReplyEvent =
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'restart'; attempt: number; reason: string };
 
+/** How a reply is read. */
+export interface ReplyOptions {
+  /**
+   * Makes the scanner for tool blocks in the text (markdown, XML). Absent: the text is not
+   * scanned, and native tool calls are collected instead.
+   */
+  scanner?: () => ToolStreamScanner;
+  signal?: AbortSignal;
+  onEvent?: (event: ReplyEvent) => void;
+}
+
 /**
- * Streams one reply and scans it for tool blocks as it arrives. At the first complete block
- * fence stops reading, which aborts the HTTP request: text after the block is neither paid for
- * nor kept, and the tool can start without waiting for the provider to wind down. The usage
- * of such a reply is what the provider had reported, completed by a local estimate. Never
- * throws (providers end every failure with a `done` event).
+ * Streams one reply. With a scanner, the text is scanned for tool blocks as it arrives, and at
+ * the first complete block fence stops reading, which aborts the HTTP request: text after the
+ * block is neither paid for nor kept, and the tool can start without waiting for the provider
+ * to wind down. The usage of such a reply is what the provider had reported, completed by a
+ * local estimate. Without one, the whole reply is read and its native tool calls assembled
+ * from their deltas. Never throws (providers end every failure with a `done` event).
  */
-export async function streamReply(
-  provider: Provider,
-  request: Omit<StreamRequest, 'signal'>,
-  isTool: IsTool,
-  options: { signal?: AbortSignal; onEvent?: (event: ReplyEvent) => void } = {},
-): Promise<Reply> {
+export async function streamReply(provider: Provider, request: Omit<StreamRequest, 'signal'>, options: ReplyOptions = {}): Promise<Reply> {
   const controller = new AbortController();
   const onOuterAbort = () => controller.abort();
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  let scanner = new MarkdownStreamScanner(isTool);
+  // Without a format scanner the text is only recorded: a reader that never finds a use.
+  const newScanner = options.scanner ?? (() => new ReaderScanner({ push: () => [] }));
+  let scanner = newScanner();
+  let calls = new CallAssembler();
   let toolUse: ToolUse | undefined;
   let usage: Usage | undefined;
   let stopReason: StopReason = 'error';
@@ -55,7 +73,8 @@ export async function streamReply(
           break;
         }
         case 'restart':
-          scanner = new MarkdownStreamScanner(isTool);
+          scanner = newScanner();
+          calls = new CallAssembler();
           toolUse = undefined;
           options.onEvent?.(event);
           break;
@@ -66,7 +85,7 @@ export async function streamReply(
           usage = event.usage;
           break;
         case 'tool_call':
-          // Native tool calls belong to the provider-native format, which is not offered here.
+          calls.add(event);
           break;
         case 'done':
           stopReason = event.stopReason;
@@ -87,5 +106,31 @@ export async function streamReply(
     const finalUsage = stoppedAtBlock ? completeUsage(usage, request.messages, text.length) : usage;
     return { text, toolUse, usage: finalUsage, stopReason: 'tool_use' };
   }
-  return { text: scanner.text, usage, stopReason, error: stopReason === 'error' ? error : undefined };
+  const reply: Reply = { text: scanner.text, usage, stopReason, error: stopReason === 'error' ? error : undefined };
+  if (stopReason !== 'error' && stopReason !== 'aborted' && calls.size > 0) reply.toolCalls = calls.calls();
+  return reply;
+}
+
+/** Joins the deltas of native tool calls, keyed by the provider's index. */
+class CallAssembler {
+  readonly #byIndex = new Map<number, { id?: string; name?: string; parts: string[] }>();
+
+  add(event: { index: number; id?: string; name?: string; argumentsDelta: string }): void {
+    let call = this.#byIndex.get(event.index);
+    if (!call) this.#byIndex.set(event.index, (call = { parts: [] }));
+    if (event.id) call.id ??= event.id;
+    // Some compatible servers repeat the id and name on every delta: the first ones count.
+    if (event.name) call.name ??= event.name;
+    if (event.argumentsDelta) call.parts.push(event.argumentsDelta);
+  }
+
+  get size(): number {
+    return this.#byIndex.size;
+  }
+
+  calls(): NativeToolCall[] {
+    return [...this.#byIndex.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, call]) => ({ id: call.id ?? `call_${randomBytes(6).toString('hex')}`, name: call.name ?? '', arguments: call.parts.join('') }));
+  }
 }

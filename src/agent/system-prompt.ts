@@ -1,46 +1,96 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
+import type { ToolSchema } from '../llm/provider';
+import type { ToolFormat } from '../parse/tool-use';
 import type { ToolSpec } from '../tools/define-tool';
+import { callForm, modelTools, renderCall } from '../tools/notation';
 
 /** What the system prompt is made of. */
 export interface SystemPromptInput {
   tools: readonly ToolSpec[];
   workspace: string;
+  /** How the model writes tool calls (default `markdown`). */
+  format?: ToolFormat;
   /** Contents of the workspace's AGENTS.md, if it has one. */
   agentsFile?: string;
   now?: Date;
 }
 
+const HOW_TO_ACT: Record<ToolFormat, string[]> = {
+  markdown: [
+    'You act by writing fenced code blocks whose language tag names a tool. fence runs the first complete tool block of your reply, stops reading your reply there, and answers with its result in the next message. Write one tool block per reply, then wait for its result.',
+    'Blocks tagged with anything that is not a tool (```ts, ```json …) are shown as text and not run.',
+  ],
+  xml: [
+    'You act by writing tool calls in XML: <tool-use><TOOL args="WORDS">BODY</TOOL></tool-use>. fence runs the first complete call of your reply, stops reading your reply there, and answers with its result in the next message. Write one call per reply, then wait for its result.',
+    'The body is taken as written (< and & are fine); wrap a body that contains </TOOL> or </tool-use> in <![CDATA[...]]>. A <tool-use> inside a code block is shown as text and not run.',
+  ],
+  tool: [
+    'You act by calling the tools you are given. Several calls in one reply run in order, and each is answered by its result.',
+  ],
+};
+
 /**
- * Builds the system prompt: how to act by writing fenced blocks, each tool's instructions and
- * one example, the workspace, and the project's AGENTS.md. Plain text; no JSON schemas.
+ * Builds the system prompt: how to act in the session's tool format, each tool's instructions
+ * with its call form and one example (markdown and XML; in the native format the tools travel
+ * as definitions, see `toolSchemas`), the workspace, and the project's AGENTS.md.
  */
 export function buildSystemPrompt(input: SystemPromptInput): string {
+  const format = input.format ?? 'markdown';
   const sections = [
     [
-      'You are fence, an autonomous coding agent working in a terminal on the user\'s machine.',
-      'You act by writing fenced code blocks whose language tag names a tool. fence runs the first complete tool block of your reply, stops reading your reply there, and answers with its result in the next message. Write one tool block per reply, then wait for its result.',
-      'Blocks tagged with anything that is not a tool (```ts, ```json …) are shown as text and not run.',
-      'When the task is done, reply without any tool block: that reply is your final answer to the user. Keep it short and say what you did.',
+      "You are fence, an autonomous coding agent working in a terminal on the user's machine.",
+      ...HOW_TO_ACT[format],
+      'Long results are cut to their head and tail; the full text is saved and its path given.',
+      'When the task is done, reply without any tool call: that reply is your final answer to the user. Keep it short and say what you did.',
     ].join('\n'),
-    '# Tools',
+  ];
+  if (format !== 'tool') {
     // Tools with no block form (registered tools meant for programs) appear in ptc's declarations.
-    ...input.tools.filter((tool) => tool.blockTypes.length > 0 && tool.callers.includes('direct')).map(describeTool),
+    sections.push('# Tools', ...modelTools(input.tools, format).map((tool) => describeTool(tool, format)));
+  }
+  sections.push(
     '# Context',
     [
       `Workspace (the working folder; relative paths start here): ${input.workspace}`,
       `Date: ${(input.now ?? new Date()).toISOString().slice(0, 10)}`,
     ].join('\n'),
-  ];
+  );
   if (input.agentsFile?.trim()) {
     sections.push('# Project instructions (AGENTS.md)', input.agentsFile.trim());
   }
   return sections.join('\n\n');
 }
 
-function describeTool(tool: ToolSpec): string {
+function describeTool(tool: ToolSpec, format: ToolFormat): string {
   const tags = tool.blockTypes.length > 1 ? ` (tags: ${tool.blockTypes.join(', ')})` : '';
-  return [`## ${tool.name}${tags}`, tool.description, tool.instructions, 'Example:', tool.examples].join('\n');
+  const form = callForm(tool, format);
+  return [
+    `## ${tool.name}${tags}`,
+    tool.description,
+    ...(form === undefined ? [] : [`Form: ${form}`]),
+    tool.instructions,
+    'Example:',
+    renderCall(tool, tool.example, format),
+  ].join('\n');
+}
+
+/**
+ * The tools as provider-native definitions: the name, the description with the instructions,
+ * and the JSON schema of the zod `parameters` (input side, without the `$schema` key). A plain
+ * zod object drops unknown keys instead of refusing them, so its `additionalProperties: false`
+ * says nothing the model needs and is left out; a strict object (a user tool whose schema
+ * forbids other keys) keeps it. No example: the schema is the form. Only tools the model may
+ * call directly.
+ */
+export function toolSchemas(tools: readonly ToolSpec[]): ToolSchema[] {
+  return modelTools(tools, 'tool').map((tool) => {
+    const schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' });
+    const { $schema: _dialect, ...parameters } = schema;
+    if (parameters.additionalProperties === false && tool.parameters.def.catchall === undefined) delete parameters.additionalProperties;
+    return { name: tool.name, description: `${tool.description}\n${tool.instructions}`, parameters };
+  });
 }
 
 /** Reads `AGENTS.md` from the workspace, if present. Never throws. */

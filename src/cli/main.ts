@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { version } from '../../package.json';
 
 /**
@@ -16,7 +16,16 @@ function buildProgram(): Command {
     .option('-w, --workspace <dir>', 'folder the tools work in (default: the current folder)')
     .option('--name <name>', 'name of the new session (default: date, time and a random suffix)')
     .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
+    .addOption(
+      new Option('--tool-format <format>', 'how the model writes tool calls: code blocks, XML, or the provider\'s native tool calls (default: markdown, or tool_format in the config)').choices([
+        'markdown',
+        'xml',
+        'tool',
+      ]),
+    )
     .showHelpAfterError('(run fence --help for usage)')
+    // Usage errors (an unknown option, a bad value) exit with 2, as documented; help and --version with 0.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
     // Options after a subcommand's name belong to it (`fence run x.js -w dir`).
     .enablePositionalOptions()
     .action(async (prompt: string[], options) => {

@@ -7,6 +7,7 @@ import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
 import type { BashSession } from '../runtime/bash-session';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
+import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import type { PythonCells, ToolContext } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
@@ -43,6 +44,8 @@ export function openSession(options: {
   modelId: string;
   config: FenceConfig;
   name?: string;
+  /** How the model writes tool calls (default `markdown`). */
+  format?: ToolFormat;
   signal: AbortSignal;
 }): OpenSession {
   const id = options.name ?? newSessionId();
@@ -53,10 +56,10 @@ export function openSession(options: {
     ...(options.name ? { name: options.name } : {}),
     model: options.modelId,
     workspace: options.workspace,
-    toolFormat: 'markdown',
+    toolFormat: options.format ?? 'markdown',
     tools: tools.map((t) => t.name),
   });
-  const system = buildSystemPrompt({ tools, workspace: options.workspace, agentsFile: readAgentsFile(options.workspace) });
+  const system = buildSystemPrompt({ tools, workspace: options.workspace, format: options.format, agentsFile: readAgentsFile(options.workspace) });
   store.append(createMessage('system', system, { pinned: true }));
 
   let bash: Promise<BashSession> | undefined;

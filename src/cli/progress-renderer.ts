@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../agent/agent';
+import type { ToolUse } from '../parse/tool-use';
 
 /** How much of a tool's output the progress display shows (the model gets more). */
 const SHOWN_OUTPUT_LINES = 12;
@@ -36,7 +37,7 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         break;
       case 'tool_start':
         newline();
-        write(`[running ${event.use.tool}${event.use.args.length ? ` ${event.use.args.join(' ')}` : ''}]\n`);
+        write(`[running ${[event.use.tool, ...useWords(event.use)].join(' ')}]\n`);
         break;
       case 'tool_end': {
         const lines = event.outcome.result.output.split('\n');
@@ -50,4 +51,14 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         break;
     }
   };
+}
+
+/**
+ * The words that tell calls of a tool apart: a block's args, or for a native call its first
+ * short one-line string argument (a path, a pattern, a command).
+ */
+function useWords(use: ToolUse): string[] {
+  if (use.format !== 'tool') return use.args;
+  const first = Object.values(use.kwargs ?? {}).find((value) => typeof value === 'string' && value.length <= 80 && !value.includes('\n'));
+  return typeof first === 'string' ? [first] : [];
 }

@@ -3,6 +3,7 @@ import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
 import { createProvider } from '../llm/create-provider';
 import { resolveModel } from '../llm/models';
+import type { ToolFormat } from '../parse/tool-use';
 import { openSession, resolveWorkspace } from './open-session';
 import { createProgressRenderer } from './progress-renderer';
 import { splitPrompts, withPipedInput } from './read-prompts';
@@ -15,6 +16,7 @@ export interface PromptCommandOptions {
   workspace?: string;
   name?: string;
   maxTurns?: number;
+  toolFormat?: ToolFormat;
 }
 
 /** Exit codes of a run. */
@@ -50,6 +52,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return EXIT.error;
   }
 
+  const format = options.toolFormat ?? loaded.config.toolFormat;
   const controller = new AbortController();
   let session;
   try {
@@ -59,13 +62,15 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       modelId: resolved.id,
       config: loaded.config,
       name: options.name,
+      format,
       signal: controller.signal,
     });
   } catch (error) {
     err.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT.error;
   }
-  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}\n`);
+  const formatNote = format === 'markdown' ? '' : ` · ${format === 'xml' ? 'XML' : 'native'} tool calls`;
+  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}\n`);
 
   const onSigint = () => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted);
@@ -83,6 +88,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       store: session.store,
       toolContext: session.toolContext,
       rules: session.rules,
+      format,
       maxTurns: options.maxTurns,
       signal: controller.signal,
       onEvent: createProgressRenderer(interactive ? process.stdout : err),

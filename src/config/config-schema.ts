@@ -7,6 +7,9 @@ import type { PolicyRule } from '../policy/admit';
  * Every table is strict: a key it does not know is an error, which catches typos.
  */
 
+/** The ways the model can write tool calls (`--tool-format`, `tool_format`). */
+export const TOOL_FORMATS = ['markdown', 'xml', 'tool'] as const;
+
 /** Names of the built-in tools; a user tool may not take one. */
 export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc'] as const;
 
@@ -75,6 +78,7 @@ export const PTC_KEYS = {
 
 /** The contents of one file, validated, before merging and defaults. */
 export interface ConfigFile {
+  toolFormat?: (typeof TOOL_FORMATS)[number];
   tools?: Record<string, CommandToolConfig>;
   policy?: PolicyRule[];
   ptc?: Partial<PtcConfig>;
@@ -196,16 +200,22 @@ const ptcSchema = z
     return ptc;
   });
 
-/** One configuration file. */
-export const configFileSchema = z.strictObject({
+/** One configuration file, keys as written. */
+const fileSchema = z.strictObject({
+  tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
   tools: z.record(z.string(), toolSchema, { error: expected('a table of tools, e.g. [tools.my_tool]') }).optional(),
   policy: z.array(ruleSchema, { error: expected('an array of tables, written [[policy]]') }).optional(),
   ptc: ptcSchema.optional(),
-}) satisfies z.ZodType<ConfigFile>;
+});
+
+/** One configuration file, with its keys as `ConfigFile` names them. */
+export const configFileSchema = fileSchema.transform(
+  ({ tool_format: toolFormat, ...rest }): ConfigFile => ({ ...rest, ...(toolFormat ? { toolFormat } : {}) }),
+);
 
 /** The keys each table knows, for messages about unknown keys. */
 export const KNOWN_KEYS = {
-  top: Object.keys(configFileSchema.shape),
+  top: Object.keys(fileSchema.shape),
   tool: Object.keys(toolSchema.shape),
   rule: Object.keys(ruleSchema.shape),
   ptc: Object.keys(PTC_KEYS),

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
+import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import {
   BUILTIN_TOOL_NAMES,
@@ -14,13 +15,15 @@ import {
 } from './config-schema';
 import { configHome } from './paths';
 
-export { BUILTIN_TOOL_NAMES, DEFAULT_PTC_CONFIG, type CommandToolConfig, type PtcConfig } from './config-schema';
+export { BUILTIN_TOOL_NAMES, DEFAULT_PTC_CONFIG, TOOL_FORMATS, type CommandToolConfig, type PtcConfig } from './config-schema';
 
 /** The name of a project's configuration file, at the top of its workspace. */
 export const PROJECT_CONFIG_FILE = 'fence.toml';
 
 /** The configuration of one session: the user's file and the project's, merged, with defaults. */
 export interface FenceConfig {
+  /** How the model writes tool calls, unless the command line says otherwise. */
+  toolFormat: ToolFormat;
   /** User tools by name; each name is a JavaScript identifier that is no built-in's name. */
   tools: Record<string, CommandToolConfig>;
   /** Admission rules, the project's first, then the user's (the first match wins). */
@@ -97,6 +100,7 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
 /** The project's file over the user's (see `loadConfig`), with defaults filled in. */
 export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources'> {
   return {
+    toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
     tools: { ...user.tools, ...project.tools },
     policy: [...(project.policy ?? []), ...(user.policy ?? [])],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },

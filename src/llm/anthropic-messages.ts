@@ -27,8 +27,9 @@ const OPENING = '(continue)';
  *   results `tool_result` blocks, first in the user turn that follows (see `planHistory`);
  * - consecutive turns of one role are merged, empty text is left out, and the first turn is a
  *   user turn, as the API requires;
- * - the system prompt and the last turn carry a cache breakpoint, so a growing conversation is
- *   read from the prompt cache.
+ * - the system prompt (after the tool definitions), the last turn and the user turn before it
+ *   carry cache breakpoints, so a growing conversation is read from the prompt cache: the
+ *   second-last user turn ends where the previous request ended.
  * Pure: the input is not changed.
  */
 export function toAnthropicMessages(messages: readonly Message[], nativeCalls: boolean): AnthropicConversation {
@@ -49,10 +50,7 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
         break;
       case 'assistant':
         if (entry.text.trim() !== '') add('assistant', { type: 'text', text: entry.text });
-        for (const call of entry.calls) {
-          const input: unknown = JSON.parse(call.arguments);
-          add('assistant', { type: 'tool_use', id: call.id, name: call.name, input });
-        }
+        for (const call of entry.calls) add('assistant', { type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
         break;
       case 'tool_result': {
         const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: entry.callId };
@@ -74,11 +72,25 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
   // A final assistant turn (a prefill) may not end with white space.
   if (last?.role === 'assistant' && lastBlock?.type === 'text') lastBlock.text = lastBlock.text.trimEnd();
   if (lastBlock) lastBlock.cache_control = { type: 'ephemeral' };
+  // Also where the previous request ended (the user turn before the last one): that prefix is
+  // read from the cache however many blocks the last step added.
+  const previous = turns.slice(0, -1).findLast((turn) => turn.role === 'user')?.blocks.at(-1);
+  if (previous && turns.length > 2) previous.cache_control = { type: 'ephemeral' };
 
   const system: TextBlockParam[] = history.systemPrompt
     ? [{ type: 'text', text: history.systemPrompt, cache_control: { type: 'ephemeral' } }]
     : [];
   return { system, messages: turns.map((turn) => ({ role: turn.role, content: turn.blocks })) };
+}
+
+/** A stored call's arguments as the object `tool_use` needs (fence stores compact JSON objects; anything else is `{}`). */
+function argumentsObject(json: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 function rank(block: Block): number {

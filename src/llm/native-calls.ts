@@ -1,4 +1,5 @@
 import type { NativeToolCall } from '../conversation/message';
+import { formatNativeCallLine } from '../parse/native-call';
 
 /**
  * Writes a native tool call as the line that stands for it in the assistant's text, so that
@@ -6,5 +7,5 @@ import type { NativeToolCall } from '../conversation/message';
  * is kept in `meta.toolCalls`, and history replay reads that.
  */
 export function formatNativeCall(call: NativeToolCall): string {
-  return `@${call.name}(${call.id}): ${call.arguments}`;
+  return formatNativeCallLine(call.name, call.id, call.arguments);
 }

@@ -22,3 +22,19 @@ export interface ToolUse {
 
 /** Tells a parser whether a language tag's first word names a tool (e.g. `shell`, not `ts`). */
 export type IsTool = (tag: string) => boolean;
+
+/**
+ * An incremental scanner over a streamed reply that finds its first tool use as early as
+ * possible, so the stream can be stopped there. Every format's scanner keeps this contract:
+ * - `push(chunk)` returns the first complete tool use as soon as it is complete, else
+ *   undefined; once one was returned (or after `finish`), always undefined.
+ * - `finish()` returns the first tool use when it completes only at the end of the input.
+ * - `text` is everything fed so far.
+ * The result never depends on how the text was split into chunks, and total work is linear in
+ * the text's length.
+ */
+export interface ToolStreamScanner {
+  push(chunk: string): ToolUse | undefined;
+  finish(): ToolUse | undefined;
+  readonly text: string;
+}

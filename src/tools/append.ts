@@ -13,7 +13,6 @@ import {
   readIfExists,
   withFinalNewline,
 } from './text-file';
-import { FENCE } from './prompt-text';
 import { pathResource } from './workspace-path';
 
 /**
@@ -27,14 +26,13 @@ export const appendTool = defineTool({
   name: 'append',
   description: 'Add lines at the end of a file, creating it if missing.',
   instructions: [
-    `Add text at the end of a file with a ${FENCE}append <path> block whose body is the text to add.`,
-    'The text starts on a new line (a line break is added first if the file lacks a final one) and ends with a line break.',
-    'A missing file is created, with its folders. Paths resolve like save. To change existing lines, use patch.',
+    '`content` is added at the end of the file at `path`, on a new line and ending with a line break; a missing file is created.',
+    'To change existing lines, use patch.',
   ].join('\n'),
-  examples: [`${FENCE}append notes/log.md`, '- 14:02 tests pass again', FENCE].join('\n'),
+  example: { path: 'notes/log.md', content: '- 14:02 tests pass again\n' },
   blockTypes: ['append'],
   parameters: z.object({
-    path: z.string().describe('Path of the file to append to, relative to the workspace'),
+    path: z.string().describe('Path of the file to append to'),
     content: z.string().describe('The text to add at the end of the file'),
   }),
   block: { args: ['path'], content: 'content' },

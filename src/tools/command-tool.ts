@@ -5,6 +5,7 @@ import type { Result } from 'execa';
 import { z } from 'zod';
 import type { CommandToolConfig } from '../config/config-schema';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
+import { programCall } from './notation';
 import { seconds } from './prompt-text';
 
 /** Seconds a user tool may run when its config names no `timeout`. */
@@ -50,12 +51,12 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
   if (!(parameters instanceof z.ZodObject)) throw new Error(`tool ${name}: parameters must be a JSON schema of type "object"`);
   const callers: readonly Caller[] = config.callers ?? ['direct', 'program'];
   const timeoutSeconds = config.timeout ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
-  const example = exampleCall(name, schema, callers);
+  const example = Object.fromEntries(exampleArguments(schema));
   return defineTool({
     name,
     description: config.description,
     instructions: instructionsFor(name, config, callers, example),
-    examples: example,
+    example,
     blockTypes: [],
     parameters: parameters as z.ZodObject,
     block: {},
@@ -200,22 +201,15 @@ function tailLines(text: string, count: number): string {
 }
 
 /** Short instructions for the system prompt: how to call the tool and what it returns. */
-function instructionsFor(name: string, config: CommandToolConfig, callers: readonly Caller[], example: string): string {
-  const returns = config.returns ? ` It returns ${config.returns}.` : '';
-  if (!callers.includes('program')) return `Call it as a tool with a JSON object of arguments: ${example}.${returns}`;
-  const direct = callers.includes('direct') ? ' It can also be called directly as a tool with the same JSON arguments.' : '';
-  return `Call it from a program: ${example}.${returns}${direct}`;
-}
-
 /**
- * A one-line call with placeholder arguments: `await get_expenses({ id: "..." })` in a program,
- * `get_expenses({"id":"..."})` for a tool only the model calls.
+ * How to call a user tool, with placeholder arguments: `await get_expenses({ id: "..." })` in a
+ * program, the JSON arguments for a tool only the model calls (in the native tool format).
  */
-function exampleCall(name: string, schema: Record<string, unknown>, callers: readonly Caller[]): string {
-  const args = exampleArguments(schema);
-  if (!callers.includes('program')) return `${name}(${JSON.stringify(Object.fromEntries(args))})`;
-  const fields = args.map(([key, value]) => `${/^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key)}: ${JSON.stringify(value)}`);
-  return `await ${name}(${fields.length === 0 ? '{}' : `{ ${fields.join(', ')} }`})`;
+function instructionsFor(name: string, config: CommandToolConfig, callers: readonly Caller[], example: Record<string, unknown>): string {
+  const returns = config.returns ? ` It returns ${config.returns}.` : '';
+  if (!callers.includes('program')) return `Call it as a tool with a JSON object of arguments: ${JSON.stringify(example)}.${returns}`;
+  const direct = callers.includes('direct') ? ' It can also be called directly as a tool with the same JSON arguments.' : '';
+  return `Call it from a program: ${programCall(name, example)}.${returns}${direct}`;
 }
 
 /** The required properties (else the first one) with an example, a default, an enum value or a placeholder of their type. */

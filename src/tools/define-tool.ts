@@ -56,10 +56,13 @@ export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
   name: string;
   /** One line: what the tool does. */
   description: string;
-  /** How to use it, for the system prompt. */
+  /**
+   * How to use it, for the system prompt. Written for every tool format: it names parameters
+   * (`path`, `content`), never a format's syntax; the prompt adds the call's form per format.
+   */
   instructions: string;
-  /** One short example of a reply using it, written as the model would. */
-  examples: string;
+  /** The input of one short, typical call, shown in the format the model writes (see `renderCall`). */
+  example: z.input<P>;
   /** Language tags the tool answers to in markdown (the first is its name). */
   blockTypes: readonly string[];
   parameters: P;

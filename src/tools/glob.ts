@@ -7,7 +7,6 @@ import { defineTool, type ToolContext } from './define-tool';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { resolveWorkspacePath } from './workspace-path';
-import { FENCE } from './prompt-text';
 
 /** Most paths `glob` returns; the rest are counted, not listed. */
 export const GLOB_LIMIT = 1000;
@@ -76,16 +75,14 @@ export const globTool = defineTool({
   name: 'glob',
   description: 'Find the files of the workspace whose path matches a glob pattern.',
   instructions: [
-    `Find files with a ${FENCE}glob <pattern> block and an empty body, e.g. ${FENCE}glob src/**/*.ts.`,
-    'Patterns are relative to the workspace: * matches within one folder name, ** any number of folders, {a,b} either word.',
-    'You get the matching files (never folders), one workspace-relative path per line, sorted; hidden files only when the pattern spells the dot (.github/**).',
-    `node_modules/ and .git/ are skipped unless the pattern names them; symbolic links are not followed; at most ${GLOB_LIMIT} paths are listed.`,
-    'In programs, `await glob({ pattern })` returns the array of paths.',
+    'In `pattern`, * matches within one folder name, ** any number of folders, {a,b} either word.',
+    'You get matching files (not folders), one workspace-relative path per line, sorted; hidden files only when the pattern spells the dot (.github/**).',
+    `node_modules/ and .git/ are skipped unless the pattern names them; at most ${GLOB_LIMIT} paths are listed.`,
   ].join('\n'),
-  examples: [`${FENCE}glob src/**/*.test.ts`, FENCE].join('\n'),
+  example: { pattern: 'src/**/*.test.ts' },
   blockTypes: ['glob'],
   parameters: z.object({
-    pattern: z.string().describe('Glob pattern of the files to find, relative to the workspace, such as *.md, src/** or docs/*.txt'),
+    pattern: z.string().describe('Glob pattern of the files to find, such as *.md, src/** or docs/*.txt'),
   }),
   block: { args: ['pattern'], content: 'pattern' },
   callers: ['direct', 'program'],

@@ -8,7 +8,6 @@ import { compareCodeUnits, findFiles } from './glob';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, type WorkspaceFile } from './workspace-path';
-import { FENCE } from './prompt-text';
 
 /** Most matching lines `grep` returns; the rest are counted, not listed. */
 export const GREP_MATCH_LIMIT = 500;
@@ -49,7 +48,7 @@ interface SearchTally {
 export function compileGrepPattern(pattern: string): RegExp {
   const source = pattern.replace(/^[\r\n]+|[\r\n]+$/g, '');
   if (source === '') {
-    throw new ToolInputError(`The pattern is empty: write the regular expression as the block's body, e.g. ${FENCE}grep src, then TODO on the next line`);
+    throw new ToolInputError('The pattern is empty: write the regular expression to look for, e.g. TODO');
   }
   if (/[\r\n]/.test(source)) {
     throw new ToolInputError('grep searches line by line: write the pattern on one line (join alternatives with |)');
@@ -78,17 +77,15 @@ export const grepTool = defineTool({
   name: 'grep',
   description: 'Search the text files of the workspace for lines matching a regular expression.',
   instructions: [
-    `Search with a ${FENCE}grep <path> block whose body is the pattern, a JavaScript regular expression on one line (spaces are part of it).`,
-    'The path is a file or folder relative to the workspace; leave it out to search the whole workspace.',
-    'You get one `path:line: text` line per match. The search is case-sensitive: write [Tt]odo for either case; escape ( . [ with a backslash.',
-    `Binary files, files over 2 MB, hidden files, node_modules/ and .git/ are skipped (name a path inside them to search there). At most ${GREP_MATCH_LIMIT} matches are listed; lines are cut to ${GREP_LINE_CHARS} characters.`,
-    'In programs, `await grep({ pattern, path })` returns an array of { path, line, text }; in a JavaScript string, double each backslash ("\\\\(").',
+    '`pattern` is a JavaScript regular expression on one line (spaces are part of it), case-sensitive: write [Tt]odo for either case; escape ( . [ with a backslash.',
+    'You get one `path:line: text` line per match in `path` (a file or folder; leave it out for the whole workspace).',
+    `Skips binary files, files over 2 MB, hidden files, node_modules/ and .git/ unless \`path\` is inside them; lists at most ${GREP_MATCH_LIMIT} matches, lines cut to ${GREP_LINE_CHARS} characters.`,
   ].join('\n'),
-  examples: [`${FENCE}grep src`, 'function \\w+Tool\\(', FENCE].join('\n'),
+  example: { path: 'src', pattern: 'function \\w+Tool\\(' },
   blockTypes: ['grep'],
   parameters: z.object({
     pattern: z.string().describe('JavaScript regular expression to look for in each line, without slashes or flags'),
-    path: z.string().optional().describe('File or folder to search, relative to the workspace; default the whole workspace'),
+    path: z.string().optional().describe('File or folder to search; default the whole workspace'),
   }),
   block: { args: ['path'], content: 'pattern' },
   callers: ['direct', 'program'],

@@ -1,5 +1,6 @@
 import { admit, pathGuard, type Decision, type PolicyRule } from '../policy/admit';
 import type { ToolContext, ToolResult, ToolSpec } from './define-tool';
+import { renderCall, type Notation } from './notation';
 
 /** Who makes a call, and under which rules it is admitted. */
 export interface CallerPolicy {
@@ -8,6 +9,8 @@ export interface CallerPolicy {
   /** A program's declared purpose (its `// intent:` line). */
   intent?: string;
   rules: readonly PolicyRule[];
+  /** How the caller writes calls, for the example in an invalid-input error (default `program`). */
+  notation?: Notation;
 }
 
 /** What one invocation came to: the admission decision, what the call touched, the result. */
@@ -28,7 +31,8 @@ export async function invokeTool(spec: ToolSpec, input: unknown, ctx: ToolContex
   const parsed = spec.parameters.safeParse(input);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || 'input'}: ${issue.message}`);
-    const output = [`Invalid input for ${spec.name}:`, ...problems, 'Write it like this:', spec.examples].join('\n');
+    const example = renderCall(spec, spec.example, caller.notation ?? 'program');
+    const output = [`Invalid input for ${spec.name}:`, ...problems, 'Write it like this:', example].join('\n');
     return { decision: allowed, result: { output, isError: true } };
   }
   let resource: string | undefined;

@@ -6,7 +6,6 @@ import { defineTool } from './define-tool';
 import { describeMissingPath, runOnFile } from './file-errors';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
 import { plural, readIfExists } from './text-file';
-import { FENCE } from './prompt-text';
 import { pathResource } from './workspace-path';
 
 const BOM = '\uFEFF';
@@ -24,32 +23,31 @@ export const patchTool = defineTool({
   name: 'patch',
   description: 'Change parts of a text file by replacing exact lines.',
   instructions: [
-    `Change part of a file with a ${FENCE}patch <path> block holding one or more hunks:`,
+    '`patch` holds one or more hunks for the file at `path`:',
     '<<<<<<< ORIGINAL',
     'lines copied exactly from the file',
     '=======',
     'the lines to put in their place',
     '>>>>>>> UPDATED',
-    'Each ORIGINAL must match whole lines of the file exactly once (indentation and whitespace included); add neighbouring lines when it would match more than once. Keep hunks short, and never overlapping.',
+    'Each ORIGINAL must match whole lines of the file exactly once (indentation included); add neighbouring lines when it would match more than once. Keep hunks short and apart.',
     'To insert lines, include a neighbouring line in ORIGINAL and repeat it in UPDATED; to delete lines, leave UPDATED empty.',
-    'If any hunk fails, nothing is written. An empty ORIGINAL is allowed only as the sole hunk of an empty or missing file.',
-    'A hunk cannot contain a line that is exactly <<<<<<< ORIGINAL or >>>>>>> UPDATED (use save for such files). A line that is exactly ======= may appear: the hunk is split at the last ======= line for which ORIGINAL matches the file once.',
-    'The file keeps its line breaks (LF or CRLF).',
+    'If any hunk fails, nothing is written. An empty ORIGINAL may only be the sole hunk of an empty or missing file. Line breaks (LF or CRLF) are kept.',
   ].join('\n'),
-  examples: [
-    `${FENCE}patch src/greet.py`,
-    '<<<<<<< ORIGINAL',
-    'def greet(name):',
-    '    print("Hello " + name)',
-    '=======',
-    'def greet(name: str) -> None:',
-    '    print(f"Hello, {name}!")',
-    '>>>>>>> UPDATED',
-    FENCE,
-  ].join('\n'),
+  example: {
+    path: 'src/greet.py',
+    patch: [
+      '<<<<<<< ORIGINAL',
+      'def greet(name):',
+      '    print("Hello " + name)',
+      '=======',
+      'def greet(name: str) -> None:',
+      '    print(f"Hello, {name}!")',
+      '>>>>>>> UPDATED',
+    ].join('\n'),
+  },
   blockTypes: ['patch'],
   parameters: z.object({
-    path: z.string().describe('Path of the file to change, relative to the workspace'),
+    path: z.string().describe('Path of the file to change'),
     patch: z.string().describe('One or more <<<<<<< ORIGINAL / ======= / >>>>>>> UPDATED hunks'),
   }),
   block: { args: ['path'], content: 'patch' },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { PolicyRule } from '../policy/admit';
 import type { ProgramStore } from '../ptc/program-store';
+import { PYTHON_PRINCIPAL } from '../ptc/python-bridge';
 import { runProgram, type ProgramRun, type ProgramTool } from '../ptc/run-program';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { toolDeclarations } from './declarations';
@@ -24,7 +25,8 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
   const map: Record<string, ProgramTool> = {};
   for (const spec of tools) {
     map[spec.name] = async (args, call) => {
-      const caller = { principal: call.principal, rules, ...(call.intent ? { intent: call.intent } : {}) };
+      const notation = call.principal === PYTHON_PRINCIPAL ? 'python' : 'program';
+      const caller = { principal: call.principal, rules, notation, ...(call.intent ? { intent: call.intent } : {}) } as const;
       const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, signal: call.signal }, caller);
       const where = resource === undefined ? {} : { resource };
       if (result.isError) return { decision, ...where, ok: false, error: result.output };
@@ -51,31 +53,29 @@ export function createPtcTool(options: PtcToolOptions) {
     name: 'ptc',
     description: 'Run a short JavaScript program that calls tools, for loops, parallel calls and aggregation.',
     instructions: [
-      'Write JavaScript in a ```ptc block when a task needs several tool calls: a loop, parallel reads, filtering or totals.',
-      'The program runs in a sandbox; only what it prints (and its top-level `return` value) comes back to you, so keep large intermediate data inside it.',
-      'Each tool is an async function of one object argument: `await read({ path: "a.txt" })`, also as `tools.read(...)`.',
-      'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel (Promise.all); unique(array); JSON; store(key, value) and load(key) keep JSON values for later programs of this session.',
-      'A failed or refused call throws an Error you can catch. There is no file system, network, process, require or import: use the tools.',
+      'Use it when a task needs several tool calls: a loop, parallel reads, filtering or totals. The program (`code`) runs in a sandbox; only what it prints and its top-level `return` value come back to you, so keep large data inside it.',
+      'Each tool is an async function of one object argument: `await read({ path: "a.txt" })`, also `tools.read(...)`; a failed or refused call throws an Error.',
+      'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel; unique(array); store(key, value) and load(key) keep JSON values for later programs. No file system, network, require or import: use the tools.',
       'Start the program with a comment saying what it is for: `// intent: <purpose>`.',
       names.length > 0 ? 'The tools programs can call:' : 'No tools can be called from programs in this session.',
       ...(names.length > 0 ? ['```ts', toolDeclarations(options.tools), '```'] : []),
     ].join('\n'),
-    examples: [
-      '```ptc',
-      '// intent: count TODO lines in the TypeScript sources',
-      'const files = await glob({ pattern: "src/**/*.ts" });',
-      'const texts = await gather(files.map((path) => read({ path })));',
-      'const counts = files.map((path, i) => [path, texts[i].split("\\n").filter((l) => l.includes("TODO")).length]);',
-      'print(counts.filter(([, n]) => n > 0));',
-      '```',
-    ].join('\n'),
+    example: {
+      code: [
+        '// intent: count TODO lines in the TypeScript sources',
+        'const files = await glob({ pattern: "src/**/*.ts" });',
+        'const texts = await gather(files.map((path) => read({ path })));',
+        'const counts = files.map((path, i) => [path, texts[i].split("\\n").filter((l) => l.includes("TODO")).length]);',
+        'print(counts.filter(([, n]) => n > 0));',
+      ].join('\n'),
+    },
     blockTypes: ['ptc'],
     parameters: z.object({ code: z.string().describe('The JavaScript program') }),
     block: { content: 'code' },
     callers: ['direct'],
     mutating: options.tools.some((t) => t.mutating),
     async execute({ code }, ctx) {
-      if (!code.trim()) return { output: 'The ptc block was empty: write the program inside it.', isError: true };
+      if (!code.trim()) return { output: 'The program was empty: write the JavaScript to run.', isError: true };
       const run = await runProgram({
         code,
         tools: programTools(options.tools, ctx, options.rules),

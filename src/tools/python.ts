@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CellResult } from '../runtime/python-kernel';
 import { defineTool } from './define-tool';
-import { FENCE, seconds } from './prompt-text';
+import { seconds } from './prompt-text';
 
 /** Default per-cell timeout. A cell that runs longer is interrupted; its variables are kept. */
 export const DEFAULT_PYTHON_TIMEOUT_MS = 120_000;
@@ -26,15 +26,12 @@ export function createPythonTool(options: PythonToolOptions = {}) {
     name: 'python',
     description: 'Run Python code in a persistent kernel.',
     instructions: [
-      'Runs the block as one cell of a Python kernel that lives for the whole session: variables, imports and functions persist between blocks.',
-      'As in a REPL, the value of a final expression is shown as `Out: <repr>`; print what else you want to see. Top-level `await` works.',
-      "When IPython is installed, its syntax works too (`%timeit`, `!ls`). Output of child processes (`os.system`, `subprocess`) is captured. stdin is empty: `input()` fails.",
-      'The tools that programs may call are Python functions here: `read(path="a.txt")` calls the tool and returns its value (keyword arguments, as in the tool\'s parameters); a failure raises `ToolError`, which you can catch.',
-      'For calls in parallel, use the awaitable forms: `a, b = await gather(tools.read(path="a"), tools.read(path="b"))`.',
-      `Each block may run for ${seconds(timeoutMs)}; then it is interrupted with KeyboardInterrupt and the variables are kept. A cell that does not stop, or that crashes Python, restarts the kernel: ${STATE_LOST.replace(/\.$/, '')}.`,
-      'Long output is cut to its head and tail.',
+      'Runs `code` as a cell of a Python kernel that lives for the whole session: variables, imports and functions persist.',
+      'A final expression is shown as `Out: <repr>`; print anything else. Top-level `await` works; IPython syntax too when installed. stdin is empty.',
+      'Program tools are functions here: `read(path="a.txt")` returns its value or raises `ToolError`; `await gather(tools.read(path="a"), tools.read(path="b"))` runs calls in parallel.',
+      `A cell may run for ${seconds(timeoutMs)}, then it is interrupted (KeyboardInterrupt; variables kept). A cell that does not stop or crashes Python restarts the kernel: ${STATE_LOST.replace(/\.$/, '')}.`,
     ].join('\n'),
-    examples: [`${FENCE}python`, 'import json', 'data = json.loads(read(path="package.json"))', 'sorted(data["dependencies"])', FENCE].join('\n'),
+    example: { code: 'import json\ndata = json.loads(read(path="package.json"))\nsorted(data["dependencies"])' },
     blockTypes: ['python', 'py', 'ipython'],
     parameters: z.object({ code: z.string().describe('The Python code to run') }),
     block: { content: 'code' },
@@ -42,7 +39,7 @@ export function createPythonTool(options: PythonToolOptions = {}) {
     mutating: true,
     resource: ({ code }) => code,
     async execute({ code }, ctx) {
-      if (!code.trim()) return { output: 'The python block was empty: write the code inside it.', isError: true };
+      if (!code.trim()) return { output: 'The code was empty: write the Python to run.', isError: true };
       if (!ctx.python) return { output: 'Python is not available in this session: use the shell or a program instead.', isError: true };
       let kernel;
       try {

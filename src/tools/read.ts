@@ -4,7 +4,6 @@ import { defineTool, type ToolResult } from './define-tool';
 import { runOnFile } from './file-errors';
 import type { WorkspaceFile } from './workspace-path';
 import { countLines, plural } from './text-file';
-import { FENCE } from './prompt-text';
 import { pathResource } from './workspace-path';
 
 /** Files larger than this are refused: reading them whole would only be cut down afterwards. */
@@ -25,15 +24,13 @@ export const readTool = defineTool({
   name: 'read',
   description: 'Read a text file, or list the entries of a folder.',
   instructions: [
-    `Read a file with a ${FENCE}read <path> block and an empty body (or put the path alone in the body).`,
-    'You get the exact text of the file, without line numbers, ready to copy into a patch ORIGINAL.',
-    'A folder path lists its entries instead, folders ending with /. Binary files and files over 10 MB are refused: use the shell for them.',
-    'In programs, `await read({ path })` returns the text (an array of entry names for a folder).',
+    'You get the exact text of the file at `path`, without line numbers, ready to copy into a patch ORIGINAL.',
+    'A folder lists its entries instead, folders ending with /. Binary files and files over 10 MB are refused: use the shell.',
   ].join('\n'),
-  examples: [`${FENCE}read src/app.ts`, FENCE].join('\n'),
+  example: { path: 'src/app.ts' },
   blockTypes: ['read'],
   parameters: z.object({
-    path: z.string().describe('Path of the file or folder to read, relative to the workspace'),
+    path: z.string().describe('Path of the file or folder to read'),
   }),
   block: { args: ['path'], content: 'path' },
   callers: ['direct', 'program'],

@@ -5,6 +5,7 @@ import type { ToolUse } from '../parse/tool-use';
 import type { Decision, PolicyRule } from '../policy/admit';
 import type { ToolContext, ToolResult, ToolSpec } from './define-tool';
 import { invokeTool } from './invoke-tool';
+import { modelTools } from './notation';
 import type { ToolRegistry } from './registry';
 import { DEFAULT_TRUNCATE_LIMITS, truncateOutput, type TruncateLimits } from './truncate-output';
 
@@ -43,18 +44,24 @@ export async function runToolUse(
   ctx: ToolContext,
   options: ToolRunOptions,
 ): Promise<ToolRunOutcome> {
-  const spec = use.format === 'markdown' ? registry.forTag(use.tool) : registry.get(use.tool);
-  if (!spec) return { tool: use.tool, result: { output: `There is no tool named "${use.tool}".`, isError: true } };
+  const spec = use.format === 'tool' ? registry.get(use.tool) : registry.forTag(use.tool);
+  if (!spec) return { tool: use.tool, result: { output: noSuchTool(use.tool, registry, use.format), isError: true } };
   if (!spec.callers.includes('direct')) {
     return { tool: spec.name, result: { output: `${spec.name} can only be called from a program (a ptc block).`, isError: true } };
   }
   const input = use.kwargs ?? blockInput(spec, use);
-  const { result, decision } = await invokeTool(spec, input, ctx, { principal: 'model', rules: options.rules ?? [] });
+  const { result, decision } = await invokeTool(spec, input, ctx, { principal: 'model', rules: options.rules ?? [], notation: use.format });
   const cut = truncateOutput(result.output, options.limits ?? DEFAULT_TRUNCATE_LIMITS);
   if (cut.omittedChars === 0) return { tool: spec.name, result, decision };
   const fullOutputPath = saveFullOutput(options.outputsDir, spec.name, result.output);
   const where = fullOutputPath ? `The full output is in ${fullOutputPath}.` : 'The full output could not be saved.';
   return { tool: spec.name, result: { ...result, output: `${cut.text}\n${where}` }, decision, fullOutputPath };
+}
+
+/** Says that no tool answers to `name`, and which ones the model may call in its format. */
+function noSuchTool(name: string, registry: ToolRegistry, format: ToolUse['format']): string {
+  const names = modelTools(registry.tools, format).map((tool) => (format === 'tool' ? tool.name : (tool.blockTypes[0] ?? tool.name)));
+  return `There is no tool named "${name}". The tools are: ${names.join(', ')}.`;
 }
 
 /**

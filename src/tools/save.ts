@@ -12,7 +12,6 @@ import {
   readIfExists,
   withFinalNewline,
 } from './text-file';
-import { FENCE } from './prompt-text';
 import { pathResource } from './workspace-path';
 
 /**
@@ -26,15 +25,14 @@ export const saveTool = defineTool({
   name: 'save',
   description: 'Write a whole file, creating it or replacing its content.',
   instructions: [
-    `Write a file with a ${FENCE}save <path> block whose body is the complete new content of the file.`,
-    'Relative paths are resolved against the workspace; `~` is your home folder. Missing folders are created.',
+    '`content` becomes the whole new content of the file at `path`; missing folders are created.',
     'An existing file is replaced entirely, so never save a partial file: to change part of a file, use patch.',
-    'The file always ends with a line break; a file written with CRLF line breaks keeps them.',
+    'The file always ends with a line break; a CRLF file keeps CRLF.',
   ].join('\n'),
-  examples: [`${FENCE}save notes/todo.md`, '# Todo', '- write the tests', FENCE].join('\n'),
+  example: { path: 'notes/todo.md', content: '# Todo\n- write the tests\n' },
   blockTypes: ['save'],
   parameters: z.object({
-    path: z.string().describe('Path of the file to write, relative to the workspace'),
+    path: z.string().describe('Path of the file to write'),
     content: z.string().describe('The complete new content of the file'),
   }),
   block: { args: ['path'], content: 'content' },

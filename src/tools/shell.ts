@@ -60,20 +60,19 @@ export function createShellTool(options: ShellToolOptions = {}) {
     name: 'shell',
     description: 'Run commands in a persistent bash shell, and answer those that wait for input.',
     instructions: [
-      'Runs the block in one bash shell that lives for the whole session: the working folder, variables and functions persist between blocks.',
-      'Prefer flags that avoid questions (`-y`, `--yes`, `--no-input`). A command that stops to read the terminal (a prompt, `read`, a REPL) is noticed and reported as waiting for input; answer it with a ```shell input block, whose body is typed followed by Enter, or run another command to stop it.',
-      `Each block may run for ${seconds(defaultTimeoutMs)}; then it is interrupted. Give a block more (or less) time with \`shell timeout=<seconds>\` (up to 24 h).`,
-      'Run long-lived servers in the background with their output in a file (`cmd > server.log 2>&1 &`) and read the file later; background jobs end with the session.',
-      'Long output is cut to its head and tail; the full text is saved and its path given.',
+      'Runs `command` in one bash shell that lives for the whole session: the working folder, variables and functions persist.',
+      'Prefer flags that avoid questions (`-y`, `--no-input`). A command that reads the terminal (a prompt, `read`, a REPL) is reported as waiting for input; answer it with options `input` (`command` is typed, then Enter), or run another command to stop it.',
+      `A call may run for ${seconds(defaultTimeoutMs)}, then it is interrupted; options \`timeout=<seconds>\` set another limit (up to 24 h).`,
+      'Run servers in the background with output to a file (`cmd > server.log 2>&1 &`) and read the file later; background jobs end with the session.',
     ].join('\n'),
-    examples: '```shell timeout=600\nnpm install && npm test\n```',
+    example: { options: 'timeout=600', command: 'npm install && npm test' },
     blockTypes: ['shell', 'bash', 'sh'],
     parameters: z.object({
       command: z.string().describe('The bash commands to run, or with `input` the text to type'),
       options: z
         .string()
         .optional()
-        .describe('Words: `input` to type the text into the command waiting for input; `timeout=<seconds>` for this block'),
+        .describe('Space-separated: `input` (type `command` into the program waiting for input), `timeout=<seconds>`'),
     }),
     block: { args: ['options'], content: 'command' },
     callers: ['direct'],
@@ -83,7 +82,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
       const parsed = parseShellOptions(words);
       if ('error' in parsed) return { output: parsed.error, isError: true };
       if (!parsed.input && !command.trim()) {
-        return { output: 'The shell block was empty: write the commands inside it.', isError: true };
+        return { output: 'The command was empty: write the commands to run.', isError: true };
       }
       const bash = await ctx.bash();
       const timeoutMs = parsed.timeoutMs ?? defaultTimeoutMs;
@@ -98,7 +97,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
 function describeResult(result: BashRunResult, timeoutMs: number, inputWaitMs: number): ToolResult {
   const value = { output: result.output, exitCode: result.exitCode, ...(result.waitingForInput ? { waitingForInput: true } : {}) };
   if (result.nothingWaiting && result.output === NOTHING_WAITING && result.exitCode === null) {
-    return { output: 'Nothing is waiting for input, so nothing was typed. Run commands with a plain ```shell block.', value, isError: true, details: result };
+    return { output: 'Nothing is waiting for input, so nothing was typed. Run commands without the `input` option.', value, isError: true, details: result };
   }
   const before: string[] = [];
   if (result.nothingWaiting) before.push('The command had already finished, so nothing was typed. Its last output:');
@@ -109,7 +108,7 @@ function describeResult(result: BashRunResult, timeoutMs: number, inputWaitMs: n
   const notes: string[] = [];
   if (result.waitingForInput) {
     notes.push(
-      `The command is waiting for input (no output for ${seconds(inputWaitMs)} and it is reading the terminal). Answer it with a \`\`\`shell input block, or run another command to stop it.`,
+      `The command is waiting for input (no output for ${seconds(inputWaitMs)} and it is reading the terminal). Answer it with a shell call whose options are \`input\`, or run another command to stop it.`,
     );
   }
   if (result.timedOut) notes.push(`Timed out after ${seconds(timeoutMs)} and was interrupted; the shell is still running.`);

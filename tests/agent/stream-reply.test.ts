@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { streamReply, type ReplyEvent } from '../../src/agent/stream-reply';
 import { createMessage, type Message } from '../../src/conversation/message';
 import { estimateMessageTokens } from '../../src/llm/estimate-tokens';
+import { MarkdownStreamScanner } from '../../src/parse/stream-scanner';
 import type { IsTool } from '../../src/parse/tool-use';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
 import { fakeProvider, type FakeApi } from '../support/fake-provider';
@@ -21,7 +22,8 @@ const messages: Message[] = [createMessage('system', 'You are fence.'), createMe
 async function reply(api: FakeApi = 'openai', signal?: AbortSignal, onEvent?: (event: ReplyEvent) => void) {
   const { provider, model } = await fakeProvider(server, api);
   const events: ReplyEvent[] = [];
-  const result = await streamReply(provider, { model, messages }, isTool, {
+  const result = await streamReply(provider, { model, messages }, {
+    scanner: () => new MarkdownStreamScanner(isTool),
     signal,
     onEvent: (event) => {
       events.push(event);

@@ -1,19 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
+import { cliProviders, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
 const cli = useCliRun();
 
 
-const providers = [
-  { name: 'OpenAI-compatible', model: 'openai/gpt-test', env: () => ({ OPENAI_BASE_URL: `${cli.server.url}/v1` }) },
-  {
-    name: 'Anthropic-compatible',
-    model: 'anthropic/claude-test',
-    env: () => ({ ANTHROPIC_BASE_URL: cli.server.url, ANTHROPIC_API_KEY: 'test-key' }),
-  },
-];
+const providers = cliProviders(cli);
 
 describe.each(providers)('one-shot run against an $name server', ({ model, env }) => {
   it('saves, patches and runs a file, then prints only the final answer', async () => {

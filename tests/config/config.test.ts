@@ -45,7 +45,7 @@ describe('configHome', () => {
 
 describe('loadConfig', () => {
   it('gives the defaults when neither file exists', async () => {
-    expect(await writeConfigs({})).toEqual({ config: { tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [] } });
+    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [] } });
     expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
   });
 
@@ -74,6 +74,7 @@ eligible = ["save", "shell"]
     });
     expect(result).toEqual({
       config: {
+        toolFormat: 'markdown',
         tools: {
           get_expenses: {
             description: 'Expense records of one employee',
@@ -91,6 +92,14 @@ eligible = ["save", "shell"]
         sources: [join(dirs().workspace, 'fence.toml')],
       },
     });
+  });
+
+  it('reads tool_format, the project over the user, and refuses any other value', async () => {
+    expect(await writeConfigs({ user: 'tool_format = "tool"\n' })).toMatchObject({ config: { toolFormat: 'tool' } });
+    expect(await writeConfigs({ user: 'tool_format = "tool"\n', project: 'tool_format = "xml"\n' })).toMatchObject({ config: { toolFormat: 'xml' } });
+    expect(await writeConfigs({ user: 'tool_format = "tool"\n', project: '[ptc]\nmemory_mb = 32\n' })).toMatchObject({ config: { toolFormat: 'tool' } });
+    expect(await projectError('tool_format = "json"\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got a string');
+    expect(await projectError('tool_format = 1\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got an integer');
   });
 
   it('merges the project file over the user file', async () => {
@@ -184,7 +193,7 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tools, policy, ptc)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);

@@ -134,7 +134,8 @@ describe('Anthropic adapter messages', () => {
     expect(request.body.system).toEqual([{ type: 'text', text: 'You are fence.', cache_control: { type: 'ephemeral' } }]);
     expect(request.body.max_tokens).toBe(1234);
     expect(request.body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'List the files.' }] },
+      // The user turn before the last one is where the previous request ended: a breakpoint too.
+      { role: 'user', content: [{ type: 'text', text: 'List the files.', cache_control: { type: 'ephemeral' } }] },
       { role: 'assistant', content: [{ type: 'text', text: '```shell\nls\n```' }] },
       {
         role: 'user',
@@ -153,6 +154,26 @@ describe('Anthropic adapter messages', () => {
     expect(request.body.messages?.[1]?.content).toEqual([
       { type: 'text', text: 'Summary so far.' },
       { type: 'text', text: 'Next:', cache_control: { type: 'ephemeral' } },
+    ]);
+  });
+
+  it('keeps a breakpoint where the previous request ended, so each step reads the one before from the cache', async () => {
+    const log = [createMessage('system', 'sys'), createMessage('user', 'Go.')];
+    const breakpoints: string[][] = [];
+    for (let step = 1; step <= 3; step++) {
+      log.push(createMessage('assistant', `\`\`\`shell\necho ${step}\n\`\`\``));
+      log.push(createMessage('system', `${step}`, { meta: { toolResult: true, tool: 'shell' } }));
+      const request = await sent(log);
+      breakpoints.push(
+        (request.body.messages ?? []).flatMap((message) =>
+          (message.content as { text?: string; cache_control?: unknown }[]).filter((block) => block.cache_control).map((block) => block.text ?? ''),
+        ),
+      );
+    }
+    expect(breakpoints).toEqual([
+      ['Go.', '<system>\n1\n</system>'],
+      ['<system>\n1\n</system>', '<system>\n2\n</system>'],
+      ['<system>\n2\n</system>', '<system>\n3\n</system>'],
     ]);
   });
 

@@ -3,32 +3,14 @@ import fc from 'fast-check';
 import { MarkdownStreamScanner } from '../../src/parse/stream-scanner';
 import { parseMarkdownToolUses } from '../../src/parse/markdown';
 import type { ToolUse } from '../../src/parse/tool-use';
+import { cut, scanChunks } from '../support/chunks';
 
 const tools = new Set(['shell', 'save', 'python']);
 const isTool = (tag: string): boolean => tools.has(tag);
 
 /** Feeds `chunks` in order and returns the first tool use the scanner reports, and when. */
 function scan(chunks: string[]): { use: ToolUse | undefined; at: number | 'finish' | 'none' } {
-  const scanner = new MarkdownStreamScanner(isTool);
-  for (const [index, chunk] of chunks.entries()) {
-    const use = scanner.push(chunk);
-    if (use) return { use, at: index };
-  }
-  const use = scanner.finish();
-  return { use, at: use ? 'finish' : 'none' };
-}
-
-/** Cuts `text` at the given offsets (any order, duplicates allowed). */
-function cut(text: string, offsets: number[]): string[] {
-  const points = [...new Set(offsets.map((o) => o % (text.length + 1)))].sort((a, b) => a - b);
-  const chunks: string[] = [];
-  let from = 0;
-  for (const point of points) {
-    chunks.push(text.slice(from, point));
-    from = point;
-  }
-  chunks.push(text.slice(from));
-  return chunks;
+  return scanChunks(new MarkdownStreamScanner(isTool), chunks);
 }
 
 describe('MarkdownStreamScanner', () => {

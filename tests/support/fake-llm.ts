@@ -67,6 +67,12 @@ export class ReplyBuilder {
     return this;
   }
 
+  /** A native tool call whose arguments are sent exactly as given (broken JSON, not an object, empty). */
+  rawToolCall(name: string, args: string, id: string = this.nextCallId()): this {
+    this.script.steps.push({ kind: 'tool_call', id, name, args });
+    return this;
+  }
+
   /** Waits before the next step. */
   delay(ms: number): this {
     this.script.steps.push({ kind: 'delay', ms });

@@ -12,6 +12,8 @@ export interface FakeToolOptions {
   name?: string;
   /** Default: `{ path: string }`. */
   parameters?: z.ZodObject;
+  /** The input of its example call. Default: `{ path: 'a.txt' }`. */
+  example?: Record<string, unknown>;
   callers?: readonly Caller[];
   mutating?: boolean;
   /** Default: the `path` input, when there is one. */
@@ -37,7 +39,7 @@ export function fakeTool(options: FakeToolOptions = {}): FakeTool {
     name,
     description: `The ${name} tool, for tests.`,
     instructions: `Call ${name}.`,
-    examples: `${name}({ "path": "a.txt" })`,
+    example: options.example ?? { path: 'a.txt' },
     blockTypes: [name],
     parameters: options.parameters ?? z.object({ path: z.string() }),
     block: {},

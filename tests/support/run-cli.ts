@@ -86,3 +86,18 @@ export function useCliRun(): CliRun {
     env: () => ({ FENCE_HOME: inTest(dirs).home, OPENAI_BASE_URL: inTest(server).openaiBaseURL }),
   };
 }
+
+/**
+ * The two wire formats a run can speak, each with a model id and the environment that points
+ * it at the test's fake server: for `describe.each` over both.
+ */
+export function cliProviders(cli: CliRun): { name: string; model: string; env: () => Record<string, string> }[] {
+  return [
+    { name: 'OpenAI-compatible', model: 'openai/gpt-test', env: () => ({ OPENAI_BASE_URL: `${cli.server.url}/v1` }) },
+    {
+      name: 'Anthropic-compatible',
+      model: 'anthropic/claude-test',
+      env: () => ({ ANTHROPIC_BASE_URL: cli.server.url, ANTHROPIC_API_KEY: 'test-key' }),
+    },
+  ];
+}

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommandToolConfig } from '../../src/config/config';
 import { createCommandTool } from '../../src/tools/command-tool';
 import type { ToolSpec } from '../../src/tools/define-tool';
+import { renderCall } from '../../src/tools/notation';
 import { makeToolContext, useTempWorkspace } from '../support/tool-context';
 
 const workspace = useTempWorkspace('fence-command-tool-');
@@ -79,7 +80,7 @@ describe('createCommandTool', () => {
     expect(() => createCommandTool('t', { description: 'd', command: ['x'], parameters: { type: 'string' } })).toThrow(/type "object"/);
   });
 
-  it('describes itself: callers, returns, resource, and a program call as example', () => {
+  it('describes itself: callers, returns, resource, and placeholder arguments as example', () => {
     const tool = createCommandTool('get_expenses', {
       description: 'Expense records of one employee',
       command: ['x'],
@@ -88,16 +89,45 @@ describe('createCommandTool', () => {
       returns: 'Expense[]',
     });
     expect(tool).toMatchObject({ name: 'get_expenses', description: 'Expense records of one employee', callers: ['program'], mutating: false, returns: 'Expense[]', blockTypes: [] });
-    expect(tool.examples).toBe('await get_expenses({ id: "..." })');
+    expect(tool.example).toEqual({ id: '...' });
+    expect(renderCall(tool, tool.example, 'program')).toBe('await get_expenses({ id: "..." })');
+    expect(renderCall(tool, tool.example, 'python')).toBe('get_expenses(id="...")');
     expect(tool.instructions).toBe('Call it from a program: await get_expenses({ id: "..." }). It returns Expense[].');
     expect(tool.resource?.({ id: 'e1', note: 'a b' }, makeToolContext(workspace()))).toBe('{"id":"e1","note":"a b"}');
     const both = createCommandTool('weather', { description: 'd', command: ['x'], parameters: { type: 'object', properties: { days: { type: 'integer' } } } });
     expect(both.callers).toEqual(['direct', 'program']);
     expect(both.returns).toBeUndefined();
-    expect(both.examples).toBe('await weather({ days: 1 })');
-    expect(both.instructions).toMatch(/can also be called directly/);
+    expect(both.example).toEqual({ days: 1 });
+    expect(both.instructions).toBe(
+      'Call it from a program: await weather({ days: 1 }). It can also be called directly as a tool with the same JSON arguments.',
+    );
+    expect(renderCall(both, both.example, 'tool')).toBe('{"days":1}');
     const direct = createCommandTool('ping', { description: 'd', command: ['x'], callers: ['direct'] });
-    expect(direct.examples).toBe('ping({})');
+    expect(direct.example).toEqual({});
+    expect(direct.instructions).toBe('Call it as a tool with a JSON object of arguments: {}.');
+  });
+
+  it('picks example values from the schema: examples, defaults, enums, else a placeholder of the type', () => {
+    const tool = createCommandTool('t', {
+      description: 'd',
+      command: ['x'],
+      parameters: {
+        type: 'object',
+        properties: {
+          city: { type: 'string', examples: ['Oslo'] },
+          units: { type: 'string', enum: ['metric', 'imperial'] },
+          days: { type: 'integer', default: 3 },
+          hourly: { type: 'boolean' },
+          tags: { type: 'array' },
+          where: { type: 'object' },
+          label: { type: 'string' },
+          extra: { type: 'string' },
+        },
+        required: ['city', 'units', 'days', 'hourly', 'tags', 'where', 'label'],
+      },
+    });
+    expect(tool.example).toEqual({ city: 'Oslo', units: 'metric', days: 3, hourly: true, tags: [], where: {}, label: '...' });
+    expect(tool.parameters.safeParse(tool.example).success).toBe(true);
   });
 
   it('runs in a minimal environment: secrets of the session stay out unless named', async () => {

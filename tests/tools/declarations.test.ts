@@ -12,7 +12,7 @@ function fakeTool(name: string, parameters: z.ZodObject, extra: Partial<ToolSpec
     name,
     description: `The ${name} tool.`,
     instructions: '',
-    examples: '',
+    example: {},
     blockTypes: [name],
     parameters,
     block: {},

@@ -2,6 +2,8 @@ import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { parseMarkdownToolUses } from '../../src/parse/markdown';
+import { renderCall } from '../../src/tools/notation';
 import { blockInput } from '../../src/tools/run-tool-use';
 import { GLOB_LIMIT, findFiles, globTool, normaliseGlobPattern } from '../../src/tools/glob';
 import type { ToolContext } from '../../src/tools/define-tool';
@@ -149,8 +151,8 @@ describe('glob', () => {
 
 describe('glob spec', () => {
   it('prompt text and JSON schema', () => {
-    const { name, description, instructions, examples } = globTool;
-    expect({ name, description, instructions, examples, schema: z.toJSONSchema(globTool.parameters) }).toMatchSnapshot();
+    const { name, description, instructions, example } = globTool;
+    expect({ name, description, instructions, example, schema: z.toJSONSchema(globTool.parameters) }).toMatchSnapshot();
   });
 
   it('is a read-only tool for direct and program callers, returning string[]', () => {
@@ -165,5 +167,13 @@ describe('glob spec', () => {
     const use = { tool: 'glob', args: ['src/**/*.ts'], content: '', format: 'markdown' as const, start: 0, end: 0 };
     expect(blockInput(globTool, use)).toEqual({ pattern: 'src/**/*.ts' });
     expect(blockInput(globTool, { ...use, args: [], content: '*.md\n' })).toEqual({ pattern: '*.md' });
+  });
+
+  it('has an example that, written as a block, maps back onto the same valid input', () => {
+    const text = renderCall(globTool, globTool.example, 'markdown');
+    expect(text).toBe('```glob src/**/*.test.ts\n```');
+    const [use, ...rest] = parseMarkdownToolUses(text, (tag) => tag === 'glob');
+    expect(rest).toEqual([]);
+    expect(globTool.parameters.parse(blockInput(globTool, use!))).toEqual({ pattern: 'src/**/*.test.ts' });
   });
 });

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ToolContext } from '../../src/tools/define-tool';
 import { GREP_FILE_LIMIT_BYTES, GREP_LINE_CHARS, GREP_MATCH_LIMIT, compileGrepPattern, grepTool } from '../../src/tools/grep';
+import { parseMarkdownToolUses } from '../../src/parse/markdown';
+import { renderCall } from '../../src/tools/notation';
 import { blockInput } from '../../src/tools/run-tool-use';
 import { ToolInputError } from '../../src/tools/tool-error';
 import { makeToolContext, useTempWorkspace } from '../support/tool-context';
@@ -167,14 +169,16 @@ describe('grep', () => {
 
 describe('grep spec', () => {
   it('prompt text and JSON schema', () => {
-    const { name, description, instructions, examples } = grepTool;
-    expect({ name, description, instructions, examples, schema: z.toJSONSchema(grepTool.parameters) }).toMatchSnapshot();
+    const { name, description, instructions, example } = grepTool;
+    expect({ name, description, instructions, example, schema: z.toJSONSchema(grepTool.parameters) }).toMatchSnapshot();
   });
 
   it('has an example block that maps onto valid input', () => {
-    const [tag = '', ...body] = grepTool.examples.replace(/^```|\n```$/g, '').split('\n');
-    const [tool = '', ...args] = tag.split(' ');
-    const input = blockInput(grepTool, { tool, args, content: body.join('\n'), format: 'markdown', start: 0, end: 0 });
+    const text = renderCall(grepTool, grepTool.example, 'markdown');
+    expect(text).toBe('```grep src\nfunction \\w+Tool\\(\n```');
+    const [use, ...rest] = parseMarkdownToolUses(text, (tag) => tag === 'grep');
+    expect(rest).toEqual([]);
+    const input = blockInput(grepTool, use!);
     expect(input).toEqual({ path: 'src', pattern: 'function \\w+Tool\\(' });
     expect(() => compileGrepPattern(grepTool.parameters.parse(input).pattern)).not.toThrow();
   });

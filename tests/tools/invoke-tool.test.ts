@@ -47,7 +47,21 @@ describe('invokeTool: validation', () => {
     expect(lines[1]).toMatch(/^- path: /);
     expect(lines[2]).toMatch(/^- count: /);
     expect(lines[3]).toBe('Write it like this:');
-    expect(lines.slice(4).join('\n')).toBe(tool.spec.examples);
+    expect(lines.slice(4).join('\n')).toBe('await fake({ path: "a.txt" })');
+  });
+
+  it("writes the example in the caller's notation, a program call by default", async () => {
+    const example = async (notation?: CallerPolicy['notation']) => {
+      const { result } = await invoke(readTool as ToolSpec, { path: 3 }, notation === undefined ? {} : { notation });
+      expect(result.isError).toBe(true);
+      return result.output.slice(result.output.indexOf('Write it like this:\n') + 'Write it like this:\n'.length);
+    };
+    expect(await example()).toBe('await read({ path: "src/app.ts" })');
+    expect(await example('program')).toBe('await read({ path: "src/app.ts" })');
+    expect(await example('python')).toBe('read(path="src/app.ts")');
+    expect(await example('markdown')).toBe('```read src/app.ts\n```');
+    expect(await example('xml')).toBe('<tool-use><read args="src/app.ts"/></tool-use>');
+    expect(await example('tool')).toBe('{"path":"src/app.ts"}');
   });
 
   it('names the whole input when it is not an object', async () => {

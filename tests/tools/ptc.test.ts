@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import type { PolicyRule } from '../../src/policy/admit';
 import { createProgramStore } from '../../src/ptc/program-store';
+import { PYTHON_PRINCIPAL } from '../../src/ptc/python-bridge';
 import type { ProgramCall, ProgramRun } from '../../src/ptc/run-program';
 import { builtinTools } from '../../src/tools/builtin-tools';
 import { toolDeclarations } from '../../src/tools/declarations';
@@ -137,6 +138,16 @@ describe('programTools', () => {
     expect(outcome).toMatchObject({ ok: false, decision: { action: 'allow' }, error: expect.stringMatching(/^Invalid input for fake:\n- path: /) });
     expect(tool.calls).toHaveLength(0);
   });
+
+  it('shows the example as the caller writes calls: JavaScript in a program, keyword arguments in Python', async () => {
+    const tool = fakeTool();
+    const { fake } = programTools([tool.spec], makeToolContext(workspace()), []);
+    const fromProgram = await fake?.({ file: 'a' }, programCall());
+    expect(fromProgram).toMatchObject({ ok: false, error: expect.stringMatching(/\nWrite it like this:\nawait fake\(\{ path: "a\.txt" \}\)$/) });
+    const fromPython = await fake?.({ file: 'a' }, programCall({ principal: PYTHON_PRINCIPAL }));
+    expect(fromPython).toMatchObject({ ok: false, error: expect.stringMatching(/\nWrite it like this:\nfake\(path="a\.txt"\)$/) });
+    expect(tool.calls).toHaveLength(0);
+  });
 });
 
 describe('createPtcTool', () => {
@@ -233,7 +244,7 @@ describe('createPtcTool', () => {
   it('refuses an empty block without running anything', async () => {
     for (const code of ['', '  \n\t\n']) {
       const { result } = await runPtc(code);
-      expect(result).toEqual({ output: 'The ptc block was empty: write the program inside it.', isError: true });
+      expect(result).toEqual({ output: 'The program was empty: write the JavaScript to run.', isError: true });
     }
     expect(existsSync(join(session().dir, 'traces'))).toBe(false);
   });

@@ -83,7 +83,7 @@ describe('python tool', () => {
 
   it('answers an empty block with an error, without starting Python', async () => {
     const noPython = { ...ctx, python: () => Promise.reject(new Error('must not start')) };
-    expect(await run(' \n\t', python, noPython)).toEqual({ output: 'The python block was empty: write the code inside it.', isError: true });
+    expect(await run(' \n\t', python, noPython)).toEqual({ output: 'The code was empty: write the Python to run.', isError: true });
   });
 
   it('is an error result when the session has no Python', async () => {

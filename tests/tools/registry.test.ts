@@ -10,7 +10,7 @@ function stubTool(name: string, blockTypes: string[]): ToolSpec {
     name,
     description: `${name} does nothing.`,
     instructions: '',
-    examples: `\`\`\`${name}\n\`\`\``,
+    example: {},
     blockTypes,
     parameters: z.object({}),
     block: {},

@@ -16,7 +16,7 @@ const echoTool = defineTool({
   name: 'echo',
   description: 'Echo the body.',
   instructions: 'Echoes.',
-  examples: '```echo\nhello\n```',
+  example: { text: 'hello' },
   blockTypes: ['echo', 'say'],
   parameters: z.object({ text: z.string() }),
   block: { content: 'text' },
@@ -30,7 +30,7 @@ const copyTool = defineTool({
   name: 'copy',
   description: 'Copy a file.',
   instructions: 'Copies.',
-  examples: '```copy from.txt to.txt\n```',
+  example: { from: 'from.txt', to: 'to.txt' },
   blockTypes: ['copy'],
   parameters: z.object({ from: z.string().min(1), to: z.string().min(1) }),
   block: { args: ['from', 'to'] },
@@ -43,7 +43,7 @@ const boomTool = defineTool({
   name: 'boom',
   description: 'Always throws.',
   instructions: 'Throws.',
-  examples: '```boom\n```',
+  example: {},
   blockTypes: ['boom'],
   parameters: z.object({}),
   block: {},
@@ -59,7 +59,7 @@ const linesTool = defineTool({
   name: 'lines',
   description: 'Print numbered lines.',
   instructions: 'Prints.',
-  examples: '```lines 3\n```',
+  example: { count: 3 },
   blockTypes: ['lines'],
   parameters: z.object({ count: z.coerce.number().int() }),
   block: { args: ['count'] },
@@ -93,18 +93,39 @@ describe('runToolUse', () => {
     expect(await run(markdown('say', [], 'hi there'))).toEqual({ tool: 'echo', decision: { action: 'allow' }, result: { output: 'hi there', value: 'hi there' } });
   });
 
-  it('looks a non-markdown use up by tool name and takes its kwargs as input', async () => {
+  it('looks a native use up by tool name and takes its kwargs as input', async () => {
     const use: ToolUse = { tool: 'copy', args: [], content: '', kwargs: { from: 'a', to: 'b' }, format: 'tool', callId: 'c1', start: 0, end: 0 };
     expect(await run(use)).toMatchObject({ tool: 'copy', result: { output: 'a -> b' } });
-    const byTag: ToolUse = { tool: 'say', args: [], content: '', kwargs: { text: 'x' }, format: 'xml', start: 0, end: 0 };
-    expect((await run(byTag)).result.isError).toBe(true);
+    const byTag: ToolUse = { tool: 'say', args: [], content: '', kwargs: { text: 'x' }, format: 'tool', callId: 'c2', start: 0, end: 0 };
+    expect(await run(byTag)).toEqual({
+      tool: 'say',
+      result: { output: 'There is no tool named "say". The tools are: echo, copy, boom, lines, read.', isError: true },
+    });
   });
 
-  it('answers an unknown tag with an error result naming it', async () => {
+  it('looks an XML use up by any of its tags, mapping args and body as in markdown', async () => {
+    const xml = (tool: string, args: string[], content: string): ToolUse => ({ tool, args, content, format: 'xml', start: 0, end: 0 });
+    expect(await run(xml('say', [], 'hi there'))).toEqual({ tool: 'echo', decision: { action: 'allow' }, result: { output: 'hi there', value: 'hi there' } });
+    expect(await run(xml('copy', ['a.txt', 'my', 'b.txt'], ''))).toMatchObject({ tool: 'copy', result: { output: 'a.txt -> my b.txt' } });
+  });
+
+  it('answers an unknown tag with an error result naming it and the tools of the format', async () => {
     const outcome = await run(markdown('teleport', ['mars']));
-    expect(outcome.tool).toBe('teleport');
-    expect(outcome.result.isError).toBe(true);
-    expect(outcome.result.output).toContain('"teleport"');
+    expect(outcome).toEqual({
+      tool: 'teleport',
+      result: { output: 'There is no tool named "teleport". The tools are: echo, copy, boom, lines, read.', isError: true },
+    });
+  });
+
+  it('lists only the tools the model may call in the format of the use', async () => {
+    const programOnly = defineTool({ ...echoTool, name: 'lookup', blockTypes: [], callers: ['program'] });
+    const nativeOnly = defineTool({ ...echoTool, name: 'ping', blockTypes: [], callers: ['direct'] });
+    const tools = new ToolRegistry([echoTool, programOnly, nativeOnly, readTool] as ToolSpec[]);
+    const unknown = async (format: ToolUse['format']) =>
+      (await runToolUse({ tool: 'nope', args: [], content: '', format, start: 0, end: 0 }, tools, makeToolContext(workspace), { outputsDir })).result.output;
+    expect(await unknown('markdown')).toBe('There is no tool named "nope". The tools are: echo, read.');
+    expect(await unknown('xml')).toBe('There is no tool named "nope". The tools are: echo, read.');
+    expect(await unknown('tool')).toBe('There is no tool named "nope". The tools are: echo, ping, read.');
   });
 
   it('answers invalid input with the problems and the example', async () => {
@@ -115,7 +136,14 @@ describe('runToolUse', () => {
     expect(lines[0]).toBe('Invalid input for copy:');
     expect(lines.some((line) => line.startsWith('- to:'))).toBe(true);
     expect(lines.some((line) => line.startsWith('- from:'))).toBe(false);
-    expect(outcome.result.output.endsWith(`Write it like this:\n${copyTool.examples}`)).toBe(true);
+    expect(outcome.result.output.endsWith('Write it like this:\n```copy from.txt to.txt\n```')).toBe(true);
+  });
+
+  it('writes the example of an invalid-input error in the format of the use', async () => {
+    const xml: ToolUse = { tool: 'copy', args: ['only-one.txt'], content: '', format: 'xml', start: 0, end: 0 };
+    expect((await run(xml)).result.output.endsWith('Write it like this:\n<tool-use><copy args="from.txt to.txt"/></tool-use>')).toBe(true);
+    const native: ToolUse = { tool: 'copy', args: [], content: '', kwargs: { from: 'a' }, format: 'tool', callId: 'c1', start: 0, end: 0 };
+    expect((await run(native)).result.output.endsWith('Write it like this:\n{"from":"from.txt","to":"to.txt"}')).toBe(true);
   });
 
   it('turns a throwing tool into an error result', async () => {

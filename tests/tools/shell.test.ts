@@ -78,13 +78,13 @@ describe('shell tool', () => {
   it('answers an empty block with an error, without starting the shell', async () => {
     // makeToolContext's bash() fails the test if it is called.
     const result = await run('  \n\t\n', shell, makeToolContext(workspace));
-    expect(result).toEqual({ output: 'The shell block was empty: write the commands inside it.', isError: true });
+    expect(result).toEqual({ output: 'The command was empty: write the commands to run.', isError: true });
   });
 
   it.runIf(process.platform === 'linux')('reports a command waiting for input and types the answer of an input block', async () => {
     const asked = await run('read -p "continue? " ANSWER; echo "got $ANSWER"', prompt);
     expect(asked.output).toBe(
-      'continue? \nThe command is waiting for input (no output for 0.3 s and it is reading the terminal). Answer it with a ```shell input block, or run another command to stop it.',
+      'continue? \nThe command is waiting for input (no output for 0.3 s and it is reading the terminal). Answer it with a shell call whose options are `input`, or run another command to stop it.',
     );
     expect(asked.isError).toBe(false);
     expect(asked.value).toEqual({ output: 'continue? ', exitCode: null, waitingForInput: true });
@@ -101,7 +101,7 @@ describe('shell tool', () => {
   it('answers an input block with nothing waiting with an error, typing nothing', async () => {
     const result = await run('touch typed.txt', prompt, ctx, 'input');
     expect(result).toMatchObject({
-      output: 'Nothing is waiting for input, so nothing was typed. Run commands with a plain ```shell block.',
+      output: 'Nothing is waiting for input, so nothing was typed. Run commands without the `input` option.',
       isError: true,
     });
     expect((await run('ls typed.txt 2>&1 || echo absent', prompt)).output).toMatch(/absent/);
@@ -145,7 +145,13 @@ describe('shell tool', () => {
   it('states its timeout in its instructions', () => {
     expect(shell.instructions).toContain(`${DEFAULT_SHELL_TIMEOUT_MS / 1000} s`);
     expect(createShellTool({ timeoutMs: 30_000 }).instructions).toContain('30 s');
-    expect(shell.instructions).toContain('```shell input');
+    expect(shell.instructions).toContain('answer it with options `input`');
     expect(shell.instructions).toContain('timeout=<seconds>');
+    expect(shell.instructions).not.toContain('```');
+  });
+
+  it('has an example that is a valid call with a timeout option', () => {
+    expect(shell.example).toEqual({ options: 'timeout=600', command: 'npm install && npm test' });
+    expect(parseShellOptions(shell.parameters.parse(shell.example).options)).toEqual({ input: false, timeoutMs: 600_000 });
   });
 });
