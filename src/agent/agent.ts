@@ -2,7 +2,7 @@ import { createMessage, type Message, type NativeToolCall } from '../conversatio
 import type { SessionStore } from '../conversation/session-store';
 import { formatNativeCall } from '../llm/native-calls';
 import type { Provider, ToolSchema } from '../llm/provider';
-import { parseToolArguments } from '../parse/native-call';
+import type { ParsedArguments } from '../parse/native-call';
 import { MarkdownStreamScanner } from '../parse/stream-scanner';
 import type { ToolFormat, ToolStreamScanner, ToolUse } from '../parse/tool-use';
 import { XmlStreamScanner } from '../parse/xml-stream-scanner';
@@ -92,7 +92,7 @@ export class Agent {
         onEvent,
       });
       const interrupted = reply.stopReason === 'error' || reply.stopReason === 'aborted';
-      const calls = (reply.toolCalls ?? []).map(prepareCall);
+      const calls = reply.toolCalls?.length ? await prepareCalls(reply.toolCalls) : [];
       const text = [reply.text.trimEnd(), ...calls.map((call) => formatNativeCall(call.stored))].filter(Boolean).join('\n');
       if (text || !interrupted) {
         const message = createMessage('assistant', calls.length > 0 ? text : reply.text, {
@@ -173,12 +173,16 @@ export class Agent {
 
 /** A native call as streamed, with its arguments checked and the form that is stored. */
 interface PreparedCall {
-  parsed: ReturnType<typeof parseToolArguments>;
+  parsed: ParsedArguments;
   /** What the message keeps: the arguments as compact JSON (`{}` when they were not usable). */
   stored: NativeToolCall;
 }
 
-function prepareCall(call: NativeToolCall): PreparedCall {
-  const parsed = parseToolArguments(call.arguments);
-  return { parsed, stored: { id: call.id, name: call.name, arguments: parsed.ok ? parsed.json : '{}' } };
+/** Checks each call's arguments. The parser (and jsonrepair) load on the first native call: markdown and XML runs never need them. */
+async function prepareCalls(calls: readonly NativeToolCall[]): Promise<PreparedCall[]> {
+  const { parseToolArguments } = await import('../parse/native-call');
+  return calls.map((call) => {
+    const parsed = parseToolArguments(call.arguments);
+    return { parsed, stored: { id: call.id, name: call.name, arguments: parsed.ok ? parsed.json : '{}' } };
+  });
 }

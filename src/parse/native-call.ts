@@ -367,16 +367,6 @@ export function parseToolArguments(raw: string): ParsedArguments {
   return readArguments(raw, { left: Number.POSITIVE_INFINITY });
 }
 
-/**
- * The line that stands for a native call in the assistant's text: `@name(id): json`. It writes
- * its parts as given and checks nothing. {@link parseNativeCallLines} reads the line back when
- * `name` is made of ASCII letters, digits, `_`, `-`, `.` and `:`, `id` has no `)` or line
- * break, and `json` is an object (such as the `json` of {@link parseToolArguments}).
- */
-export function formatNativeCallLine(name: string, id: string, json: string): string {
-  return `@${name}(${id}): ${json}`;
-}
-
 /** An open fenced code block: its character and how many of them opened it. */
 interface OpenFence {
   char: number;

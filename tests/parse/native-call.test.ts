@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
+import { formatNativeCall } from '../../src/llm/native-calls';
 import {
-  formatNativeCallLine,
   parseNativeCallLines,
   parseToolArguments,
   type NativeCallLine,
@@ -341,10 +341,10 @@ describe('parseToolArguments: properties', () => {
   });
 });
 
-describe('formatNativeCallLine', () => {
+describe('formatNativeCall', () => {
   it('writes @name(id): json', () => {
-    expect(formatNativeCallLine('save', 'call_1', '{"path":"a.txt","content":"hi"}')).toBe('@save(call_1): {"path":"a.txt","content":"hi"}');
-    expect(formatNativeCallLine('fs__read', 'toolu_01', '{}')).toBe('@fs__read(toolu_01): {}');
+    expect(formatNativeCall({ name: 'save', id: 'call_1', arguments: '{"path":"a.txt","content":"hi"}' })).toBe('@save(call_1): {"path":"a.txt","content":"hi"}');
+    expect(formatNativeCall({ name: 'fs__read', id: 'toolu_01', arguments: '{}' })).toBe('@fs__read(toolu_01): {}');
   });
 });
 
@@ -354,9 +354,9 @@ function callLine(name: string, id: string, args: ParsedArguments, start: number
 }
 
 describe('parseNativeCallLines', () => {
-  it('finds the lines formatNativeCallLine writes, with offsets of the @ and the end of the line', () => {
-    const save = formatNativeCallLine('save', 'call_1', '{"path":"a.txt","content":"hi"}');
-    const read = formatNativeCallLine('read', 'toolu_2', '{"path":"a.txt"}');
+  it('finds the lines formatNativeCall writes, with offsets of the @ and the end of the line', () => {
+    const save = formatNativeCall({ name: 'save', id: 'call_1', arguments: '{"path":"a.txt","content":"hi"}' });
+    const read = formatNativeCall({ name: 'read', id: 'toolu_2', arguments: '{"path":"a.txt"}' });
     const text = `Saving.\n${save}\n${read}`;
     expect(parseNativeCallLines(text)).toEqual([
       callLine('save', 'call_1', ok({ path: 'a.txt', content: 'hi' }, false), 8, 8 + save.length),
@@ -539,7 +539,7 @@ describe('parseNativeCallLines: properties', () => {
     .map((line) => line.replace(/[\r\n]/g, ' '))
     .filter((line) => !/^\s*[@`~]/.test(line));
 
-  it('reads back the lines formatNativeCallLine writes, between prose lines', () => {
+  it('reads back the lines formatNativeCall writes, between prose lines', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.array(prose, { maxLength: 2 }), name, id, value), { maxLength: 6 }), fc.constantFrom('\n', '\r\n'), (calls, newline) => {
         let text = '';
@@ -547,7 +547,7 @@ describe('parseNativeCallLines: properties', () => {
         for (const [before, callName, callId, args] of calls) {
           for (const line of before) text += line + newline;
           const json = JSON.stringify(args);
-          const line = formatNativeCallLine(callName, callId, json);
+          const line = formatNativeCall({ name: callName, id: callId, arguments: json });
           expected.push(callLine(callName, callId, { ok: true, value: JSON.parse(json) as Record<string, unknown>, json, repaired: false }, text.length, text.length + line.length));
           text += line + newline;
         }
