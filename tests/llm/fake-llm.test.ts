@@ -26,6 +26,20 @@ describe('the fake model server', () => {
     }
   });
 
+  it('refuses with a 400, as the real APIs do, a request whose tool calls are not each answered', async () => {
+    const server = await startFakeLlm();
+    try {
+      server.reply((r) => r.text('kept for the next valid request'));
+      const messages = [{ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } }] }];
+      const response = await fetch(`${server.openaiBaseURL}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', stream: true, messages }) });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { message: 'invalid tool calls: tool call a has 0 results' } });
+      expect(server.pending).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('closes promptly with a hung stream still open', async () => {
     const server = await startFakeLlm();
     server.reply((r) => r.text('never ends').hang());

@@ -201,7 +201,9 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       const path = new URL(req.url ?? '/', 'http://fake').pathname;
       const format = path.endsWith('/chat/completions') ? 'openai' : path.endsWith('/messages') ? 'anthropic' : 'unknown';
       const body = parseBody(Buffer.concat(chunks).toString('utf8'));
-      const script = format === 'unknown' ? undefined : queue.shift();
+      // Like the real APIs, refuse a request whose native tool calls are not each answered once.
+      const unpaired = format === 'unknown' ? [] : checkToolCallPairing({ body });
+      const script = format === 'unknown' ? undefined : unpaired.length > 0 ? invalidRequest(unpaired) : queue.shift();
       const recorded: RecordedRequest = {
         method: req.method ?? 'GET',
         path,
@@ -440,12 +442,18 @@ function errorBody(format: 'openai' | 'anthropic', status: { code: number } & Fa
   return { error: { message, type, code: null, param: null } };
 }
 
+/** The 400 a real API answers to a request whose tool calls and results do not pair up. */
+function invalidRequest(problems: readonly string[]): Script {
+  return new ReplyBuilder(() => 'call_unused').status(400, { message: `invalid tool calls: ${problems.join('; ')}` }).script;
+}
+
 /**
  * Checks the native tool calls of a recorded request (either format): every call in an
  * assistant message has exactly one result with its id, after it, and no result lacks its
- * call. Returns the problems found, one line each; empty when all is well.
+ * call. Returns the problems found, one line each; empty when all is well. The fake server
+ * runs this on every request and answers 400 when it finds any, as the real APIs do.
  */
-export function checkToolCallPairing(request: RecordedRequest): string[] {
+export function checkToolCallPairing(request: Pick<RecordedRequest, 'body'>): string[] {
   const problems: string[] = [];
   const calls = new Map<string, number>();
   for (const message of request.body.messages ?? []) {
