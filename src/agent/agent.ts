@@ -1,6 +1,7 @@
-import { createMessage, type Message, type NativeToolCall } from '../conversation/message';
+import { createMessage, type Message, type NativeToolCall, type Usage } from '../conversation/message';
 import type { SessionStore } from '../conversation/session-store';
 import { formatNativeCall } from '../llm/native-calls';
+import type { FailureKind } from '../llm/failure';
 import type { Provider, ToolSchema } from '../llm/provider';
 import type { ParsedArguments } from '../parse/native-call';
 import { MarkdownStreamScanner } from '../parse/stream-scanner';
@@ -9,6 +10,7 @@ import { XmlStreamScanner } from '../parse/xml-stream-scanner';
 import type { PolicyRule } from '../policy/admit';
 import type { ToolContext } from '../tools/define-tool';
 import type { ToolRegistry } from '../tools/registry';
+import { COMPLETE_TOOL, completionText } from '../tools/complete';
 import { runToolUse, type ToolRunOutcome } from '../tools/run-tool-use';
 import { toolSchemas } from './system-prompt';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
@@ -32,6 +34,21 @@ export interface AgentOptions {
   format?: ToolFormat;
   /** Cap on model requests over the agent's life (all prompts together). */
   maxTurns?: number;
+  /** Cap on the cost of the agent's requests, in USD (needs `costOf`). */
+  maxCostUsd?: number;
+  /** Cap on the tokens of the agent's requests and replies (input, cached input and output). */
+  maxTokens?: number;
+  /** The cost of one reply's usage in USD; undefined when the model's prices are unknown. */
+  costOf?: (usage: Usage) => number | undefined;
+  /**
+   * Autonomous: the run goes on until the model calls `complete` (a tool the session must
+   * offer) or a budget ends; a reply without a tool call is answered with a nudge, at most
+   * `maxNudges` times in a row (default 3).
+   */
+  auto?: boolean;
+  maxNudges?: number;
+  /** Watches each tool call for repeats; its nudges go to the model, its stop ends the run. */
+  loopDetector?: LoopWatch;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
 }
@@ -44,12 +61,33 @@ export type AgentEvent =
   | { type: 'tool_start'; use: ToolUse }
   | { type: 'tool_end'; use: ToolUse; outcome: ToolRunOutcome };
 
-/** How one prompt's run ended. */
+/** What the step loop needs of a loop detector (see `LoopDetector`). */
+export interface LoopWatch {
+  observe(call: { tool: string; input: unknown; output: string; isError: boolean }):
+    | { action: 'continue' }
+    | { action: 'nudge'; message: string }
+    | { action: 'stop'; reason: string };
+}
+
+/**
+ * How one prompt's run ended. `done` with `completed` when the model called `complete`;
+ * `stopped` for a budget other than turns, a loop, or nudges that went unheeded (`reason` is
+ * one line for the user); `error` with `kind` when the key was refused or the rate limit
+ * outlasted the retries.
+ */
 export type RunOutcome =
-  | { status: 'done'; answer: string }
+  | { status: 'done'; answer: string; completed?: boolean }
   | { status: 'max_turns'; answer: string; turns: number }
-  | { status: 'error'; error: string }
+  | { status: 'stopped'; stop: 'max_cost' | 'max_tokens' | 'loop' | 'no_progress'; reason: string; answer: string }
+  | { status: 'error'; error: string; kind?: FailureKind }
   | { status: 'aborted' };
+
+/** Default number of nudges in a row, in `auto`, before a run that keeps replying without a tool call stops. */
+export const DEFAULT_MAX_NUDGES = 3;
+
+/** What the model is told when, in `auto`, it replied without a tool call. */
+export const NUDGE_TEXT =
+  'You replied without a tool call. Nobody is watching this run to answer you: carry on with the next step yourself, or, if the task is done, call complete with a short summary of what you did.';
 
 /**
  * The step loop: send the conversation, stream the reply, run its first tool block, append
@@ -58,6 +96,11 @@ export type RunOutcome =
  */
 export class Agent {
   private turns = 0;
+  /** Tokens of every reply so far (input, cached input and output). */
+  private tokens = 0;
+  /** Cost of every reply so far, in USD; undefined once a reply's cost was unknown. */
+  private cost: number | undefined = 0;
+  private nudges = 0;
   private readonly format: ToolFormat;
   /** The tool definitions sent with every request, in the native format. */
   private readonly tools: ToolSchema[] | undefined;
@@ -76,6 +119,16 @@ export class Agent {
     return this.turns;
   }
 
+  /** Cost of the requests so far in USD, undefined when a model's prices are unknown. */
+  get costUsd(): number | undefined {
+    return this.cost;
+  }
+
+  /** Tokens of the requests and replies so far. */
+  get tokenCount(): number {
+    return this.tokens;
+  }
+
   /** Runs one user prompt to its end. Never throws for model or tool failures. */
   async run(prompt: string): Promise<RunOutcome> {
     const { store, onEvent } = this.options;
@@ -83,6 +136,8 @@ export class Agent {
     const maxTurns = this.options.maxTurns ?? DEFAULT_MAX_TURNS;
     let lastText = '';
     while (this.turns < maxTurns) {
+      const spent = this.spentBudget(lastText);
+      if (spent) return spent;
       this.turns += 1;
       onEvent?.({ type: 'turn', turn: this.turns });
       const request = { model: this.options.model, messages: store.log, ...(this.tools ? { tools: this.tools } : {}) };
@@ -107,19 +162,58 @@ export class Agent {
         store.append(message);
         onEvent?.({ type: 'reply_end', message });
       }
-      if (reply.stopReason === 'error') return { status: 'error', error: reply.error ?? 'the model request failed' };
+      this.count(reply);
+      if (reply.stopReason === 'error') {
+        return { status: 'error', error: reply.error ?? 'the model request failed', ...(reply.errorKind ? { kind: reply.errorKind } : {}) };
+      }
       if (reply.stopReason === 'aborted') return { status: 'aborted' };
       lastText = reply.text;
+      let ended: RunOutcome | undefined;
       if (calls.length > 0) {
-        await this.runNativeCalls(calls, reply);
+        ended = await this.runNativeCalls(calls, reply);
       } else if (reply.toolUse) {
-        await this.runTool(reply.toolUse);
+        ended = await this.runTool(reply.toolUse);
+      } else if (this.options.auto) {
+        ended = this.nudge(reply.text);
       } else {
         return { status: 'done', answer: reply.text };
       }
+      if (ended) return ended;
       if (this.options.signal?.aborted) return { status: 'aborted' };
     }
     return { status: 'max_turns', answer: lastText, turns: this.turns };
+  }
+
+  /** Adds a reply's usage to the run's tokens and cost. */
+  private count(reply: Reply): void {
+    if (!reply.usage) return;
+    const { inputTokens, outputTokens, cacheReadTokens = 0, cacheWriteTokens = 0 } = reply.usage;
+    this.tokens += inputTokens + outputTokens + cacheReadTokens + cacheWriteTokens;
+    const cost = this.options.costOf?.(reply.usage);
+    this.cost = this.cost === undefined || cost === undefined ? undefined : this.cost + cost;
+  }
+
+  /** The outcome when a cost or token budget is spent, checked before each request. */
+  private spentBudget(answer: string): RunOutcome | undefined {
+    const { maxCostUsd, maxTokens } = this.options;
+    if (maxCostUsd !== undefined && this.cost !== undefined && this.cost >= maxCostUsd) {
+      return { status: 'stopped', stop: 'max_cost', reason: `spent $${this.cost.toFixed(4)} of the $${maxCostUsd} budget (--max-cost)`, answer };
+    }
+    if (maxTokens !== undefined && this.tokens >= maxTokens) {
+      return { status: 'stopped', stop: 'max_tokens', reason: `used ${this.tokens} of ${maxTokens} tokens (--max-tokens)`, answer };
+    }
+    return undefined;
+  }
+
+  /** In `auto`, answers a reply without a tool call: a nudge, or the end of the run after too many in a row. */
+  private nudge(answer: string): RunOutcome | undefined {
+    const most = this.options.maxNudges ?? DEFAULT_MAX_NUDGES;
+    if (this.nudges >= most) {
+      return { status: 'stopped', stop: 'no_progress', reason: `${most} replies in a row without a tool call, after ${most} reminders`, answer };
+    }
+    this.nudges += 1;
+    this.options.store.append(createMessage('system', NUDGE_TEXT, { meta: { notice: 'nudge' } }));
+    return undefined;
   }
 
   /**
@@ -128,7 +222,8 @@ export class Agent {
    * that are not a JSON object, arguments cut short by the reply's token limit, or the run
    * being stopped — gets an error result saying why, so no call is ever left unanswered.
    */
-  private async runNativeCalls(calls: readonly PreparedCall[], reply: Reply): Promise<void> {
+  private async runNativeCalls(calls: readonly PreparedCall[], reply: Reply): Promise<RunOutcome | undefined> {
+    let ended: RunOutcome | undefined;
     for (const call of calls) {
       const { id, name } = call.stored;
       const use: ToolUse = { tool: name, args: [], content: '', format: 'tool', callId: id, start: 0, end: 0 };
@@ -140,19 +235,38 @@ export class Agent {
         refusal = `Your reply reached its length limit while writing this ${name} call, so its arguments are incomplete; nothing was run. Call it again, shorter (split a large file into a save and appends).`;
       }
       if (call.parsed.ok) use.kwargs = call.parsed.value;
+      if (ended) refusal = 'Not run: the run ended before this call.';
       if (refusal !== undefined) {
         this.appendResult(use, { tool: name || '(none)', result: { output: refusal, isError: true } });
         continue;
       }
-      await this.runTool(use);
+      ended = await this.runTool(use);
     }
+    return ended;
   }
 
-  private async runTool(use: ToolUse): Promise<void> {
+  /**
+   * Runs one tool use and appends its result. Returns how the run ends when it ends here: the
+   * model called `complete` (in `auto`), or the loop detector stopped it.
+   */
+  private async runTool(use: ToolUse): Promise<RunOutcome | undefined> {
     const { registry, store, toolContext, onEvent } = this.options;
     onEvent?.({ type: 'tool_start', use });
     const outcome = await runToolUse(use, registry, toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
     this.appendResult(use, outcome);
+    this.nudges = 0;
+    if (this.options.auto && outcome.tool === COMPLETE_TOOL && !outcome.result.isError) {
+      return { status: 'done', answer: completionText(outcome.result.value), completed: true };
+    }
+    const verdict = this.options.loopDetector?.observe({
+      tool: outcome.tool,
+      input: use.kwargs ?? { args: use.args, content: use.content },
+      output: outcome.result.output,
+      isError: outcome.result.isError === true,
+    });
+    if (verdict?.action === 'nudge') store.append(createMessage('system', verdict.message, { meta: { notice: 'loop' } }));
+    if (verdict?.action === 'stop') return { status: 'stopped', stop: 'loop', reason: verdict.reason, answer: '' };
+    return undefined;
   }
 
   private appendResult(use: ToolUse, outcome: ToolRunOutcome): void {

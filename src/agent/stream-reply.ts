@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { NativeToolCall, Usage } from '../conversation/message';
 import { completeUsage } from '../llm/estimate-tokens';
+import type { FailureKind } from '../llm/failure';
 import type { Provider, StopReason, StreamRequest } from '../llm/provider';
 import { ReaderScanner } from '../parse/reader-scanner';
 import type { ToolStreamScanner, ToolUse } from '../parse/tool-use';
@@ -22,6 +23,8 @@ export interface Reply {
   stopReason: StopReason;
   /** One-line message when stopReason is `error`. */
   error?: string;
+  /** With `error`: the key was refused, or the rate limit outlasted the retries. */
+  errorKind?: FailureKind;
 }
 
 /** Progress of a reply, for display. `text` carries only text that is kept. */
@@ -61,6 +64,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   let usage: Usage | undefined;
   let stopReason: StopReason = 'error';
   let error: string | undefined = 'the stream ended without a reply';
+  let errorKind: FailureKind | undefined;
   let stoppedAtBlock = false;
   try {
     for await (const event of provider.stream({ ...request, signal: controller.signal })) {
@@ -90,6 +94,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
         case 'done':
           stopReason = event.stopReason;
           error = event.error;
+          errorKind = event.errorKind;
           break;
       }
       if (toolUse) {
@@ -107,6 +112,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
     return { text, toolUse, usage: finalUsage, stopReason: 'tool_use' };
   }
   const reply: Reply = { text: scanner.text, usage, stopReason, error: stopReason === 'error' ? error : undefined };
+  if (stopReason === 'error' && errorKind) reply.errorKind = errorKind;
   if (stopReason !== 'error' && stopReason !== 'aborted' && calls.size > 0) reply.toolCalls = calls.calls();
   return reply;
 }

@@ -12,6 +12,8 @@ export interface SystemPromptInput {
   workspace: string;
   /** How the model writes tool calls (default `markdown`). */
   format?: ToolFormat;
+  /** An autonomous run: nobody answers, and the run ends with the `complete` tool. */
+  auto?: boolean;
   /** Contents of the workspace's AGENTS.md, if it has one. */
   agentsFile?: string;
   now?: Date;
@@ -43,7 +45,9 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
       "You are fence, an autonomous coding agent working in a terminal on the user's machine.",
       ...HOW_TO_ACT[format],
       'Long results are cut to their head and tail; the full text is saved and its path given.',
-      'When the task is done, reply without any tool call: that reply is your final answer to the user. Keep it short and say what you did.',
+      input.auto
+        ? 'Nobody is watching this run and nobody will answer questions: decide for yourself and keep going until the task is done and checked, then call complete with your final answer. Keep it short and say what you did.'
+        : 'When the task is done, reply without any tool call: that reply is your final answer to the user. Keep it short and say what you did.',
     ].join('\n'),
   ];
   if (format !== 'tool') {

@@ -15,7 +15,19 @@ function buildProgram(): Command {
     .option('-m, --model <id>', 'model as provider/model, e.g. anthropic/claude-sonnet-4-6, openai/gpt-5, local/qwen3')
     .option('-w, --workspace <dir>', 'folder the tools work in (default: the current folder)')
     .option('--name <name>', 'name of the new session (default: date, time and a random suffix)')
+    .option('-r, --resume <id>', 'go on with a session, with its model, tool format and workspace unless given again')
+    .option('--auto', 'autonomous: implies -n and -y; runs until the model calls complete or a budget ends')
     .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
+    .option('--max-cost <usd>', 'stop before the run costs more than this, in US dollars', parsePositiveNumber)
+    .option('--max-tokens <n>', 'stop before the run uses more tokens than this (input and output)', parsePositiveInt)
+    .option('--timeout <duration>', 'stop the run after this long: 90s, 30m, 2h (a plain number is seconds)', parseDuration)
+    .addOption(
+      new Option('--output-format <format>', 'what stdout carries: the answer (text), one JSON result (json), or a JSON line per event (stream-json)').choices([
+        'text',
+        'json',
+        'stream-json',
+      ]),
+    )
     .addOption(
       new Option('--tool-format <format>', 'how the model writes tool calls: code blocks, XML, or the provider\'s native tool calls (default: markdown, or tool_format in the config)').choices([
         'markdown',
@@ -74,6 +86,21 @@ function buildProgram(): Command {
       process.exitCode = showTraceCommand(id);
     });
   return program;
+}
+
+function parsePositiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('expected a number above 0, e.g. 0.50');
+  return n;
+}
+
+/** A duration in milliseconds from `90`, `90s`, `1.5m`, `2h` or `500ms`. */
+function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match?.[2] ?? 's'] ?? 1000;
+  const ms = match ? Number(match[1]) * unit : Number.NaN;
+  if (!(ms > 0)) throw new InvalidArgumentError('expected a duration such as 90s, 30m or 2h');
+  return ms;
 }
 
 function parsePositiveInt(value: string): number {

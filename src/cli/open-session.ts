@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { buildSystemPrompt, readAgentsFile } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
+import { messagesToRepair } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
 import type { BashSession } from '../runtime/bash-session';
@@ -10,6 +11,7 @@ import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import type { PythonCells, ToolContext } from '../tools/define-tool';
+import { completeTool } from '../tools/complete';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { buildToolset } from './toolset';
@@ -35,7 +37,9 @@ export function resolveWorkspace(dir: string | undefined): { path: string } | { 
 
 /**
  * Creates a session folder, writes the system prompt as its first (pinned) message and wires
- * the tools the config describes. The shell is started at once in the background, since
+ * the tools the config describes; or, with `resume`, opens an existing session (locked for
+ * this process), records the model, format and tools it now runs with, and answers any call
+ * that a stop cut off. A resumed session keeps its system prompt. The shell is started at once in the background, since
  * most runs use it and its start-up then overlaps the first model request.
  */
 export function openSession(options: {
@@ -46,21 +50,35 @@ export function openSession(options: {
   name?: string;
   /** How the model writes tool calls (default `markdown`). */
   format?: ToolFormat;
+  /** An autonomous run: the `complete` tool is offered and the prompt says nobody answers. */
+  auto?: boolean;
+  /** The id of a session to go on with instead of starting one. */
+  resume?: string;
   signal: AbortSignal;
 }): OpenSession {
-  const id = options.name ?? newSessionId();
-  const { tools, rules, eligible } = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
+  const id = options.resume ?? options.name ?? newSessionId();
+  const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
+  const { rules, eligible } = toolset;
+  const tools = options.auto ? [...toolset.tools, completeTool] : toolset.tools;
   const registry = new ToolRegistry(tools);
-  const store = SessionStore.create(options.home, {
-    id,
-    ...(options.name ? { name: options.name } : {}),
-    model: options.modelId,
-    workspace: options.workspace,
-    toolFormat: options.format ?? 'markdown',
-    tools: tools.map((t) => t.name),
-  });
-  const system = buildSystemPrompt({ tools, workspace: options.workspace, format: options.format, agentsFile: readAgentsFile(options.workspace) });
-  store.append(createMessage('system', system, { pinned: true }));
+  const info = { model: options.modelId, workspace: options.workspace, toolFormat: options.format ?? 'markdown', tools: tools.map((t) => t.name) };
+  let store: SessionStore;
+  if (options.resume) {
+    store = SessionStore.open(options.home, options.resume);
+    store.updateInfo(info);
+    // A call cut off by a crash or Ctrl-C gets its "interrupted" result, so the next request is valid.
+    for (const message of messagesToRepair(store.log)) store.append(message);
+  } else {
+    store = SessionStore.create(options.home, { id, ...(options.name ? { name: options.name } : {}), ...info });
+    const system = buildSystemPrompt({
+      tools,
+      workspace: options.workspace,
+      format: options.format,
+      auto: options.auto,
+      agentsFile: readAgentsFile(options.workspace),
+    });
+    store.append(createMessage('system', system, { pinned: true }));
+  }
 
   let bash: Promise<BashSession> | undefined;
   const startBash = () => {

@@ -1,10 +1,15 @@
-import { Agent, type RunOutcome } from '../agent/agent';
+import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
+import { LoopDetector } from '../agent/loop-detector';
+import { EXIT_CODES, USAGE_EXIT_CODE, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
+import { readSession } from '../conversation/session-store';
 import { createProvider } from '../llm/create-provider';
+import { costOf, modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
 import { openSession, resolveWorkspace } from './open-session';
+import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from './progress-renderer';
 import { splitPrompts, withPipedInput } from './read-prompts';
 
@@ -17,42 +22,72 @@ export interface PromptCommandOptions {
   name?: string;
   maxTurns?: number;
   toolFormat?: ToolFormat;
+  /** Autonomous: implies `-n` and `-y`; the run ends with `complete` or a budget. */
+  auto?: boolean;
+  maxCost?: number;
+  maxTokens?: number;
+  /** Wall-clock limit of the whole run, in milliseconds. */
+  timeout?: number;
+  outputFormat?: OutputFormat;
+  /** The id of a session to go on with: its model and tool format, unless given again. */
+  resume?: string;
 }
 
-/** Exit codes of a run. */
-export const EXIT = { ok: 0, error: 1, usage: 2, budget: 3, interrupted: 130 } as const;
+/** The prompt of a resumed run when none is given. */
+const RESUME_PROMPT = 'Go on with the task where you left off.';
+
+/** What ended a run and what it said: the stop reason, the answer, and a line for stderr. */
+interface Ending {
+  stop: RunStop;
+  answer: string;
+  message?: string;
+}
 
 /**
  * Runs the prompts of the command line (and piped input) through one agent session.
- * One-shot mode prints only the final answer on stdout and everything else on stderr.
- * Returns the process exit code; never throws for an expected failure.
+ * One-shot mode prints only the final answer on stdout (or one JSON result, or a JSON line per
+ * event) and everything else on stderr. Returns the process exit code, one per stop reason
+ * (see `run-stop.ts`); never throws for an expected failure.
  */
 export async function runPromptCommand(words: string[], options: PromptCommandOptions): Promise<number> {
   const err = process.stderr;
-  const interactive = !options.nonInteractive && process.stdin.isTTY === true;
+  const started = Date.now();
+  const output = options.outputFormat ?? 'text';
+  const interactive = !options.nonInteractive && !options.auto && output === 'text' && process.stdin.isTTY === true;
   const prompts = await withPipedInput(splitPrompts(words));
+  const resumed = options.resume === undefined ? undefined : readSession(fenceHome(), options.resume);
+  if (options.resume !== undefined && !resumed) {
+    err.write(`fence: no session "${options.resume}" to resume (fence sessions list shows them)\n`);
+    return USAGE_EXIT_CODE;
+  }
+  if (resumed && prompts.length === 0 && !interactive) prompts.push(RESUME_PROMPT);
   if (prompts.length === 0 && !interactive) {
     err.write('fence: no prompt given. Usage: fence -n "your task" (or pipe it on standard input)\n');
-    return EXIT.usage;
+    return USAGE_EXIT_CODE;
   }
-  const resolved = resolveModel(options.model, process.env);
+  const resolved = resolveModel(options.model ?? resumed?.info.model, process.env);
   if ('error' in resolved) {
     err.write(`fence: ${resolved.error}\n`);
-    return EXIT.error;
+    return EXIT_CODES.error;
   }
-  const workspace = resolveWorkspace(options.workspace);
+  const workspace = resolveWorkspace(options.workspace ?? resumed?.info.workspace);
   if ('error' in workspace) {
     err.write(`fence: ${workspace.error}\n`);
-    return EXIT.error;
+    return EXIT_CODES.error;
   }
 
   const loaded = loadConfig({ workspace: workspace.path, env: process.env });
   if ('error' in loaded) {
     err.write(`fence: ${loaded.error}\n`);
-    return EXIT.error;
+    return EXIT_CODES.error;
+  }
+  const info = modelInfo(resolved.id, loaded.config.models);
+  if (options.maxCost !== undefined && costOf({ inputTokens: 0, outputTokens: 0 }, info) === undefined) {
+    err.write(`fence: --max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml\n`);
+    return USAGE_EXIT_CODE;
   }
 
-  const format = options.toolFormat ?? loaded.config.toolFormat;
+  const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
   const controller = new AbortController();
   let session;
   try {
@@ -63,21 +98,47 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       config: loaded.config,
       name: options.name,
       format,
+      auto: options.auto,
+      ...(options.resume ? { resume: options.resume } : {}),
       signal: controller.signal,
     });
   } catch (error) {
     err.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
-    return EXIT.error;
+    return EXIT_CODES.error;
   }
   const formatNote = format === 'markdown' ? '' : ` · ${format === 'xml' ? 'XML' : 'native'} tool calls`;
-  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}\n`);
+  const resumeNote = resumed ? ` · resumed at message ${resumed.log.length + 1}` : '';
+  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}${resumeNote}\n`);
 
+  const stream = output === 'stream-json' ? createStreamJsonWriter((line) => process.stdout.write(line)) : undefined;
+  stream?.start({
+    session_id: session.store.id,
+    model: resolved.id,
+    tool_format: format,
+    tools: session.registry.tools.map((tool) => tool.name),
+    cwd: workspace.path,
+  });
+  const progress = createProgressRenderer(interactive ? process.stdout : err);
+  const onEvent = (event: AgentEvent) => {
+    progress(event);
+    stream?.event(event);
+  };
+
+  let stoppedBy: 'timeout' | undefined;
   const onSigint = () => {
-    if (controller.signal.aborted) process.exit(EXIT.interrupted);
+    if (controller.signal.aborted) process.exit(EXIT_CODES.interrupted);
     err.write('\n[interrupted; press Ctrl-C again to quit at once]\n');
     controller.abort();
   };
   process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  const timer =
+    options.timeout === undefined
+      ? undefined
+      : setTimeout(() => {
+          stoppedBy = 'timeout';
+          controller.abort();
+        }, options.timeout);
   try {
     const provider = await createProvider(resolved);
     const agent = new Agent({
@@ -90,8 +151,13 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       rules: session.rules,
       format,
       maxTurns: options.maxTurns,
+      maxCostUsd: options.maxCost,
+      maxTokens: options.maxTokens,
+      costOf: (usage) => costOf(usage, info),
+      auto: options.auto,
+      loopDetector: new LoopDetector(),
       signal: controller.signal,
-      onEvent: createProgressRenderer(interactive ? process.stdout : err),
+      onEvent,
     });
     if (interactive) return await chat(agent, prompts, controller);
     let outcome: RunOutcome = { status: 'done', answer: '' };
@@ -99,10 +165,47 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       outcome = await agent.run(prompt);
       if (outcome.status !== 'done') break;
     }
-    return finish(outcome, session.store.id);
+    const ending = describeOutcome(outcome, stoppedBy, options.timeout);
+    const summary: RunSummary = {
+      result: ending.answer,
+      session_id: session.store.id,
+      stop_reason: ending.stop,
+      is_error: ending.stop !== 'done' && ending.stop !== 'complete',
+      turns: agent.turnCount,
+      usage: usageTotals(session.store.log),
+      cost_usd: agent.costUsd ?? null,
+      duration_ms: Date.now() - started,
+      ...(ending.message ? { error: ending.message } : {}),
+    };
+    if (ending.message) err.write(`fence: ${ending.message}; session ${session.store.id}\n`);
+    if (output === 'json') process.stdout.write(jsonResult(summary));
+    else if (stream) stream.result(summary);
+    else if (!summary.is_error) process.stdout.write(ending.answer.endsWith('\n') ? ending.answer : `${ending.answer}\n`);
+    return EXIT_CODES[ending.stop];
   } finally {
+    if (timer) clearTimeout(timer);
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
     await session.close();
+  }
+}
+
+/** What a run's outcome means for the user and for scripts: its stop reason, answer and message. */
+function describeOutcome(outcome: RunOutcome, stoppedBy: 'timeout' | undefined, timeoutMs: number | undefined): Ending {
+  switch (outcome.status) {
+    case 'done':
+      return { stop: outcome.completed ? 'complete' : 'done', answer: outcome.answer };
+    case 'max_turns':
+      return { stop: 'max_turns', answer: outcome.answer, message: `stopped after ${outcome.turns} model requests (--max-turns)` };
+    case 'stopped':
+      return { stop: outcome.stop, answer: outcome.answer, message: `stopped: ${outcome.reason}` };
+    case 'error':
+      return { stop: outcome.kind ?? 'error', answer: '', message: outcome.error };
+    case 'aborted':
+      if (stoppedBy === 'timeout') {
+        return { stop: 'timeout', answer: '', message: `stopped after ${Math.round((timeoutMs ?? 0) / 1000)} s (--timeout)` };
+      }
+      return { stop: 'interrupted', answer: '', message: 'interrupted' };
   }
 }
 
@@ -114,32 +217,13 @@ async function chat(agent: Agent, prompts: string[], controller: AbortController
   process.stdout.write('fence chat: tools run without asking for confirmation in this version. Ctrl-D or /exit to leave.\n');
   const { readChatLines } = await import('./line-chat');
   const run = async (prompt: string) => {
-    const outcome = await agent.run(prompt);
-    if (outcome.status === 'error') process.stderr.write(`fence: ${outcome.error}\n`);
-    if (outcome.status === 'max_turns') process.stderr.write(`fence: stopped after ${outcome.turns} model requests (--max-turns)\n`);
+    const ending = describeOutcome(await agent.run(prompt), undefined, undefined);
+    if (ending.message && ending.stop !== 'interrupted') process.stderr.write(`fence: ${ending.message}\n`);
   };
   for (const prompt of prompts) await run(prompt);
   for await (const line of readChatLines()) {
     if (controller.signal.aborted) break;
     await run(line);
   }
-  return EXIT.ok;
-}
-
-function finish(outcome: RunOutcome, sessionId: string): number {
-  const err = process.stderr;
-  switch (outcome.status) {
-    case 'done':
-      process.stdout.write(outcome.answer.endsWith('\n') ? outcome.answer : `${outcome.answer}\n`);
-      return EXIT.ok;
-    case 'max_turns':
-      err.write(`fence: stopped after ${outcome.turns} model requests (--max-turns); session ${sessionId}\n`);
-      return EXIT.budget;
-    case 'error':
-      err.write(`fence: ${outcome.error}; session ${sessionId}\n`);
-      return EXIT.error;
-    case 'aborted':
-      err.write(`fence: interrupted; session ${sessionId}\n`);
-      return EXIT.interrupted;
-  }
+  return EXIT_CODES.done;
 }

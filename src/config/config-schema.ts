@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ModelInfo } from '../llm/model-info';
 import type { PolicyRule } from '../policy/admit';
 
 /**
@@ -76,12 +77,24 @@ export const PTC_KEYS = {
   eligible: 'eligible',
 } as const satisfies Record<string, keyof PtcConfig>;
 
+/** How each key of a `[models."<provider/model>"]` table is named in `ModelInfo`. */
+export const MODEL_KEYS = {
+  context_window: 'contextWindow',
+  max_output_tokens: 'maxOutputTokens',
+  input_per_mtok: 'inputPerMTok',
+  output_per_mtok: 'outputPerMTok',
+  cache_read_per_mtok: 'cacheReadPerMTok',
+  cache_write_per_mtok: 'cacheWritePerMTok',
+} as const satisfies Record<string, keyof ModelInfo>;
+
 /** The contents of one file, validated, before merging and defaults. */
 export interface ConfigFile {
   toolFormat?: (typeof TOOL_FORMATS)[number];
   tools?: Record<string, CommandToolConfig>;
   policy?: PolicyRule[];
   ptc?: Partial<PtcConfig>;
+  /** What the file says of models, by model id; only the keys it sets. */
+  models?: Record<string, ModelInfo>;
 }
 
 /** A "expected …, got …" message; "missing" when the key is absent. */
@@ -116,6 +129,7 @@ function stringArray(what = 'an array of strings') {
 const text = z.string({ error: expected('a string') });
 const positiveNumber = z.number({ error: expected('a positive number') }).positive({ error: 'expected a positive number' });
 const positiveInt = z.int({ error: expected('a positive integer') }).positive({ error: 'expected a positive integer' });
+const nonNegativeNumber = z.number({ error: expected('a non-negative number') }).nonnegative({ error: 'expected a non-negative number' });
 
 /**
  * A JSON schema that zod can turn into an object schema. Parsing it here lets a bad schema
@@ -200,12 +214,32 @@ const ptcSchema = z
     return ptc;
   });
 
+/** One model's figures (a `[models."<provider/model>"]` table): prices in USD per million tokens. */
+const modelShape = {
+  context_window: positiveInt.optional(),
+  max_output_tokens: positiveInt.optional(),
+  input_per_mtok: nonNegativeNumber.optional(),
+  output_per_mtok: nonNegativeNumber.optional(),
+  cache_read_per_mtok: nonNegativeNumber.optional(),
+  cache_write_per_mtok: nonNegativeNumber.optional(),
+} satisfies Record<keyof typeof MODEL_KEYS, z.ZodType>;
+
+const modelSchema = z.strictObject(modelShape, asTable).transform((table) => {
+  const info: ModelInfo = {};
+  for (const [key, name] of Object.entries(MODEL_KEYS)) {
+    const value = table[key as keyof typeof table];
+    if (value !== undefined) info[name] = value;
+  }
+  return info;
+});
+
 /** One configuration file, keys as written. */
 const fileSchema = z.strictObject({
   tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
   tools: z.record(z.string(), toolSchema, { error: expected('a table of tools, e.g. [tools.my_tool]') }).optional(),
   policy: z.array(ruleSchema, { error: expected('an array of tables, written [[policy]]') }).optional(),
   ptc: ptcSchema.optional(),
+  models: z.record(z.string(), modelSchema, { error: expected('a table of models, e.g. [models."openai/gpt-5"]') }).optional(),
 });
 
 /** One configuration file, with its keys as `ConfigFile` names them. */
@@ -219,4 +253,5 @@ export const KNOWN_KEYS = {
   tool: Object.keys(toolSchema.shape),
   rule: Object.keys(ruleSchema.shape),
   ptc: Object.keys(PTC_KEYS),
+  model: Object.keys(MODEL_KEYS),
 };

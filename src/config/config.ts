@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
+import type { ModelInfo } from '../llm/model-info';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import {
@@ -29,6 +30,11 @@ export interface FenceConfig {
   /** Admission rules, the project's first, then the user's (the first match wins). */
   policy: PolicyRule[];
   ptc: PtcConfig;
+  /**
+   * Figures the files give for models (`[models."<provider/model>"]`), by model id: context
+   * window, reply limit and prices, each over the built-in table's (see `modelInfo`).
+   */
+  models: Record<string, ModelInfo>;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
 }
@@ -50,10 +56,11 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * Loads the user's `config.toml` and the project's `fence.toml`, validates both and merges
  * them: the project's tools replace the user's of the same name whole, its policy rules come
- * before the user's, and its `[ptc]` keys override the user's one by one; missing keys take
- * their defaults. A missing file counts as empty. Never throws: a TOML syntax error, a value
- * of the wrong type, an unknown key or a bad tool name gives an error naming the file and the
- * key, e.g. `fence.toml: tools.get_expenses.command: expected an array of strings, got a string`.
+ * before the user's, and its `[ptc]` keys and the keys of each of its `[models."<id>"]` tables
+ * override the user's one by one; missing keys take their defaults. A missing file counts as
+ * empty. Never throws: a TOML syntax error, a value of the wrong type, an unknown key, a bad
+ * tool name or a model id without its provider gives an error naming the file and the key,
+ * e.g. `fence.toml: tools.get_expenses.command: expected an array of strings, got a string`.
  */
 export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const env = options.env ?? process.env;
@@ -94,6 +101,9 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
     const problem = toolNameProblem(name);
     if (problem) return { error: `${shown}: ${keyPath(['tools', name])}: ${problem}` };
   }
+  for (const id of Object.keys(result.data.models ?? {})) {
+    if (!MODEL_ID.test(id)) return { error: `${shown}: ${keyPath(['models', id])}: a model id is written provider/model, e.g. "anthropic/claude-sonnet-4-6"` };
+  }
   return { file: result.data };
 }
 
@@ -104,7 +114,19 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
     tools: { ...user.tools, ...project.tools },
     policy: [...(project.policy ?? []), ...(user.policy ?? [])],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
+    models: mergeModels(user.models, project.models),
   };
+}
+
+/** A model id as `[models."<id>"]` takes it: a provider, a slash, then the model. */
+const MODEL_ID = /^[^/\s]+\/\S+$/;
+
+/** The user's model figures with the project's over them, key by key for the same model. */
+function mergeModels(user: ConfigFile['models'], project: ConfigFile['models']): Record<string, ModelInfo> {
+  const merged: Record<string, ModelInfo> = {};
+  for (const [id, info] of Object.entries(user ?? {})) merged[id] = { ...info };
+  for (const [id, info] of Object.entries(project ?? {})) merged[id] = { ...merged[id], ...info };
+  return merged;
 }
 
 /** Names that the programs a model writes already use, so a user tool cannot take them. */
@@ -147,6 +169,7 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 2 && path[0] === 'tools') return KNOWN_KEYS.tool;
   if (path.length === 2 && path[0] === 'policy') return KNOWN_KEYS.rule;
   if (path.length === 1 && path[0] === 'ptc') return KNOWN_KEYS.ptc;
+  if (path.length === 2 && path[0] === 'models') return KNOWN_KEYS.model;
   return undefined;
 }
 

@@ -40,6 +40,8 @@ export interface MessageMeta {
   toolResult?: boolean;
   /** For an assistant message: its native tool calls (provider-native format only). */
   toolCalls?: NativeToolCall[];
+  /** A message fence wrote to steer the model: a nudge to go on (`nudge`), a warning about repeats (`loop`). */
+  notice?: 'nudge' | 'loop';
 }
 
 /**

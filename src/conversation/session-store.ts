@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from './message';
+import { acquireSessionLock, sessionLockHolder, type SessionLock } from './session-lock';
 
 /** What `session.json` holds: the facts needed to show, list and later resume a session. */
 export interface SessionInfo {
@@ -28,51 +29,89 @@ export function newSessionId(now: Date = new Date()): string {
 
 /**
  * One session's folder: `<home>/sessions/<id>/` with `conversation.jsonl` (one message per
- * line), `session.json`, `tool-outputs/` and (later) `traces/`.
+ * line), `session.json`, `session.lock`, `tool-outputs/` and (later) `traces/`.
  *
  * Messages are appended one line at a time with a synchronous write as each completes, so a
- * crash loses at most the message being written; the log is never rewritten whole.
+ * crash (even `kill -9`) loses at most the message being written; the log is never rewritten.
+ * While a store is open it holds the session's lock (see `acquireSessionLock`), so no other
+ * fence process, and no second store in this one, can append to the same log; `close()`
+ * releases it, and a lock left by a killed process is taken over by the next `open`.
  */
 export class SessionStore {
   private readonly fd: number;
   private readonly messages: Message[];
+  private current: SessionInfo;
+  private closed = false;
 
   private constructor(
     readonly dir: string,
-    readonly info: SessionInfo,
+    info: SessionInfo,
     messages: Message[],
+    private readonly lock: SessionLock,
     tornLastLine = false,
   ) {
+    this.current = info;
     this.messages = messages;
     this.fd = openSync(join(dir, LOG_FILE), 'a');
     // End a line torn by a crash, so the next message starts a line of its own.
     if (tornLastLine) writeSync(this.fd, '\n');
   }
 
-  /** Creates the folder of a new session. Fails if a session with that id exists. */
+  /**
+   * Creates the folder of a new session, locked by this process, with its `session.json` and
+   * an empty log. Fails if a session with that id exists, leaving it untouched.
+   */
   static create(home: string, info: Omit<SessionInfo, 'createdAt'>): SessionStore {
-    if (!ID_PATTERN.test(info.id)) {
-      throw new Error(`invalid session name "${info.id}": use letters, digits, '.', '_' and '-'`);
-    }
+    checkId(info.id);
     const dir = join(home, 'sessions', info.id);
-    if (existsSync(dir)) throw new Error(`a session named "${info.id}" exists already`);
-    mkdirSync(join(dir, 'tool-outputs'), { recursive: true });
-    const full: SessionInfo = { ...info, createdAt: new Date().toISOString() };
-    writeFileSync(join(dir, SESSION_FILE), `${JSON.stringify(full, null, 2)}\n`);
-    return new SessionStore(dir, full, []);
+    mkdirSync(join(home, 'sessions'), { recursive: true });
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') throw new Error(`a session named "${info.id}" exists already`);
+      throw error;
+    }
+    const lock = acquireSessionLock(dir);
+    try {
+      mkdirSync(join(dir, 'tool-outputs'));
+      const full: SessionInfo = { ...info, createdAt: new Date().toISOString() };
+      writeInfo(dir, full);
+      return new SessionStore(dir, full, [], lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
   }
 
-  /** Opens an existing session and reads its log. */
+  /**
+   * Opens an existing session to continue it: takes its lock (throwing the lock's one-line
+   * error when another live fence process has it), then reads `session.json` and the whole
+   * log. A last line torn by a crash is skipped, and the next message starts a new line.
+   */
   static open(home: string, id: string): SessionStore {
+    checkId(id);
     const dir = join(home, 'sessions', id);
-    const info = readSessionInfo(dir);
-    if (!info) throw new Error(`no session "${id}" in ${join(home, 'sessions')}`);
-    const text = readLog(dir);
-    return new SessionStore(dir, info, parseLog(text), text.length > 0 && !text.endsWith('\n'));
+    if (!readSessionInfo(dir)) throw new Error(`no session "${id}" in ${join(home, 'sessions')}`);
+    const lock = acquireSessionLock(dir);
+    try {
+      // Read again under the lock: what the previous holder wrote last counts.
+      const info = readSessionInfo(dir);
+      if (!info) throw new Error(`no session "${id}" in ${join(home, 'sessions')}`);
+      const text = readLog(dir);
+      return new SessionStore(dir, info, parseLog(text), lock, text.length > 0 && !text.endsWith('\n'));
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
   }
 
   get id(): string {
-    return this.info.id;
+    return this.current.id;
+  }
+
+  /** What `session.json` holds now. */
+  get info(): SessionInfo {
+    return this.current;
   }
 
   /** Folder for full tool outputs that messages hold only the head and tail of. */
@@ -85,16 +124,50 @@ export class SessionStore {
     return this.messages;
   }
 
-  /** Appends a message to the log file and to memory. */
+  /** Appends a message to the log file and to memory. Throws once the store is closed. */
   append(message: Message): void {
+    if (this.closed) throw new Error(`session ${this.id} is closed`);
     writeSync(this.fd, `${JSON.stringify(message)}\n`);
     this.messages.push(message);
   }
 
-  /** Closes the log file. Appending afterwards throws. */
-  close(): void {
-    closeSync(this.fd);
+  /**
+   * Changes fields of `session.json` (say, the model when a resumed session is given another).
+   * The id and creation time never change. The file is replaced whole (temp file, then
+   * rename), so a crash leaves the old or the new version, never a mix. Throws once closed.
+   */
+  updateInfo(patch: Partial<Omit<SessionInfo, 'id' | 'createdAt'>>): void {
+    if (this.closed) throw new Error(`session ${this.id} is closed`);
+    const next: SessionInfo = { ...this.current, ...patch, id: this.current.id, createdAt: this.current.createdAt };
+    writeInfo(this.dir, next);
+    this.current = next;
   }
+
+  /** Closes the log file and releases the session's lock. Safe to call more than once; appending afterwards throws. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      closeSync(this.fd);
+    } finally {
+      this.lock.release();
+    }
+  }
+}
+
+function checkId(id: string): void {
+  if (!ID_PATTERN.test(id)) throw new Error(`invalid session name "${id}": use letters, digits, '.', '_' and '-'`);
+}
+
+/** Replaces `session.json` whole: written to a temp file, then renamed over it. */
+function writeInfo(dir: string, info: SessionInfo): void {
+  const temp = join(dir, `${SESSION_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
+  writeFileSync(temp, `${JSON.stringify(info, null, 2)}\n`);
+  renameSync(temp, join(dir, SESSION_FILE));
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
 }
 
 function readSessionInfo(dir: string): SessionInfo | undefined {
@@ -106,10 +179,22 @@ function readSessionInfo(dir: string): SessionInfo | undefined {
 }
 
 /**
- * Reads a session's messages. A last line cut short by a crash is skipped, never fatal.
+ * Reads a session's messages. A last line cut short by a crash is skipped, never fatal, as is
+ * any line that is not a message. Only reads: no lock is taken, nothing is written.
  */
 export function readMessages(dir: string): Message[] {
   return parseLog(readLog(dir));
+}
+
+/**
+ * Reads a session as it is on disk, for showing it, whether or not a fence process has it
+ * open: no lock is taken and nothing is written. Undefined when there is no such session.
+ */
+export function readSession(home: string, id: string): { info: SessionInfo; log: Message[] } | undefined {
+  if (!ID_PATTERN.test(id)) return undefined;
+  const dir = join(home, 'sessions', id);
+  const info = readSessionInfo(dir);
+  return info ? { info, log: readMessages(dir) } : undefined;
 }
 
 function readLog(dir: string): string {
@@ -124,21 +209,31 @@ function parseLog(text: string): Message[] {
   const messages: Message[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
+    let value: unknown;
     try {
-      messages.push(JSON.parse(line) as Message);
+      value = JSON.parse(line);
     } catch {
-      // A line torn by an interrupted write: what came before is intact.
+      continue; // a line torn by an interrupted write: what came before is intact
     }
+    if (isMessage(value)) messages.push(value);
   }
   return messages;
+}
+
+function isMessage(value: unknown): value is Message {
+  if (typeof value !== 'object' || value === null) return false;
+  const { role, content, timestamp } = value as Record<string, unknown>;
+  return (role === 'system' || role === 'user' || role === 'assistant') && typeof content === 'string' && typeof timestamp === 'string';
 }
 
 /** A session as `fence sessions list` shows it. */
 export interface SessionSummary extends SessionInfo {
   messages: number;
+  /** Set when a fence process that may still be running holds the session's lock. */
+  running?: boolean;
 }
 
-/** Lists the sessions under `home`, newest first. */
+/** Lists the sessions under `home`, newest first. Only reads. */
 export function listSessions(home: string): SessionSummary[] {
   const root = join(home, 'sessions');
   let names: string[];
@@ -152,7 +247,7 @@ export function listSessions(home: string): SessionSummary[] {
     const dir = join(root, name);
     const info = readSessionInfo(dir);
     if (!info) continue;
-    sessions.push({ ...info, messages: readMessages(dir).length });
+    sessions.push({ ...info, messages: readMessages(dir).length, ...(sessionLockHolder(dir) ? { running: true } : {}) });
   }
   return sessions.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }

@@ -14,7 +14,12 @@ export interface Failure {
   connection: boolean;
   /** How long the server asked to wait (`retry-after-ms` / `retry-after`), when it said so. */
   retryAfterMs?: number;
+  /** The kinds a run reports apart: the key was refused (401, 403), or the rate limit (429). */
+  kind?: FailureKind;
 }
+
+/** Failures a run ends with a reason of their own for (see `RunStop`). */
+export type FailureKind = 'auth' | 'rate_limited';
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
 /** Error types an API may send inside a stream that are worth another attempt. */
@@ -45,6 +50,7 @@ export function describeFailure(error: unknown, provider: string): Failure {
       message: oneLine(`${provider} stream error: ${type}${detail ? `: ${detail}` : ''}`),
       retryable: RETRYABLE_TYPES.has(type),
       connection: false,
+      ...(type === 'rate_limit_error' ? { kind: 'rate_limited' as const } : {}),
     };
   }
 
@@ -93,6 +99,9 @@ function describeHttpError(error: unknown, status: number, provider: string): Fa
     retryable,
     connection: false,
   };
+  if (status === 401 || status === 403) failure.kind = 'auth';
+  // An exhausted quota is a 429 too, but no wait will lift it: a plain error.
+  if (status === 429 && code !== 'insufficient_quota') failure.kind = 'rate_limited';
   const retryAfterMs = parseRetryAfter(header('retry-after-ms'), header('retry-after'));
   if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
   return failure;

@@ -1,4 +1,5 @@
 import type { Message, Usage } from '../conversation/message';
+import type { FailureKind } from './failure';
 
 /** A tool offered to a provider's native tool-call API (provider-native format only). */
 export interface ToolSchema {
@@ -30,7 +31,8 @@ export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'aborted' | 'error'
  * - `retry`: the request failed in a way worth retrying and will be sent again after `delayMs`.
  * - `restart`: the connection dropped mid-reply and the request is being sent again:
  *   discard every `text`/`tool_call` event received so far.
- * - `done`: always the last event. With stopReason `error`, `error` is a one-line message fit for a user.
+ * - `done`: always the last event. With stopReason `error`, `error` is a one-line message fit for a user,
+ *   and `errorKind` says when the key was refused or the rate limit outlasted the retries.
  */
 export type StreamEvent =
   | { type: 'text'; text: string }
@@ -38,7 +40,7 @@ export type StreamEvent =
   | { type: 'usage'; usage: Usage }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'restart'; attempt: number; reason: string }
-  | { type: 'done'; stopReason: StopReason; error?: string };
+  | { type: 'done'; stopReason: StopReason; error?: string; errorKind?: FailureKind };
 
 /**
  * A streaming model API. `stream` never throws and never rejects: every failure, including

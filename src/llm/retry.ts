@@ -115,7 +115,8 @@ export async function* streamWithRetries(
       const waitTooLong = verdict.retryAfterMs !== undefined && verdict.retryAfterMs > settings.maxRetryAfterMs;
       if (!verdict.retryable || waitTooLong || number >= settings.maxAttempts) {
         if (estimate && tally.sawOutput) yield { type: 'usage', usage: estimate };
-        yield { type: 'done', stopReason: 'error', error: finalError(verdict, number, tally.sawOutput, waitTooLong ? waitMs : undefined) };
+        const error = finalError(verdict, number, tally.sawOutput, waitTooLong ? waitMs : undefined);
+        yield { type: 'done', stopReason: 'error', error, ...(verdict.kind ? { errorKind: verdict.kind } : {}) };
         return;
       }
       if (tally.sawOutput) yield { type: 'restart', attempt: number + 1, reason: verdict.message };

@@ -2,7 +2,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent, type AgentOptions } from '../../src/agent/agent';
-import { SessionStore } from '../../src/conversation/session-store';
+import { readMessages, SessionStore } from '../../src/conversation/session-store';
 import type { RetryOptions } from '../../src/llm/retry';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -72,7 +72,7 @@ describe('Agent.run', () => {
     expect(agent.turnCount).toBe(2);
 
     // Appended to the file as they completed, not only kept in memory.
-    expect(SessionStore.open(home, 'test').log).toEqual(store.log);
+    expect(readMessages(store.dir)).toEqual(store.log);
 
     const kinds = events.filter((e) => e.type !== 'text').map((e) => e.type);
     expect(kinds).toEqual(['turn', 'reply_end', 'tool_start', 'tool_end', 'turn', 'reply_end']);

@@ -72,10 +72,10 @@ describe('one-shot command line', () => {
     expect(result.stderr).toMatch(/ANTHROPIC_API_KEY|OPENAI_API_KEY/);
   });
 
-  it('ends with a clear error, exit code 1 and no stack trace when the cli.server refuses the key', async () => {
+  it('ends with a clear error, the authentication exit code (9) and no stack trace when the server refuses the key', async () => {
     cli.server.reply((r) => r.status(401));
     const result = await runFence(['-n', '-m', 'local/test', 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
-    expect(result.exitCode).toBe(1);
+    expect(result.exitCode).toBe(9);
     expect(result.stderr).toMatch(/401/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });

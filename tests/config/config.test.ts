@@ -45,7 +45,7 @@ describe('configHome', () => {
 
 describe('loadConfig', () => {
   it('gives the defaults when neither file exists', async () => {
-    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [] } });
+    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, sources: [] } });
     expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
   });
 
@@ -70,6 +70,14 @@ reason = "secrets stay out of programs"
 memory_mb = 128
 cpu_time_s = 2.5
 eligible = ["save", "shell"]
+
+[models."local/qwen3"]
+context_window = 32768
+max_output_tokens = 8192
+input_per_mtok = 0
+output_per_mtok = 0
+cache_read_per_mtok = 0.0
+cache_write_per_mtok = 0
 `,
     });
     expect(result).toEqual({
@@ -89,6 +97,9 @@ eligible = ["save", "shell"]
         },
         policy: [{ tool: 'read', resource: 'secrets/**', principal: 'program:*', intent: '*', action: 'deny', reason: 'secrets stay out of programs' }],
         ptc: { ...DEFAULT_PTC_CONFIG, memoryMb: 128, cpuTimeSeconds: 2.5, eligible: ['save', 'shell'] },
+        models: {
+          'local/qwen3': { contextWindow: 32768, maxOutputTokens: 8192, inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 },
+        },
         sources: [join(dirs().workspace, 'fence.toml')],
       },
     });
@@ -193,10 +204,78 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
+  });
+
+  it("reads [models] tables, the project's keys over the user's for the same model", async () => {
+    const result = await writeConfigs({
+      user: `
+[models."anthropic/claude-sonnet-4-6"]
+context_window = 200000
+input_per_mtok = 3
+output_per_mtok = 15
+
+[models."local/qwen3"]
+context_window = 32768
+`,
+      project: `
+[models."anthropic/claude-sonnet-4-6"]
+input_per_mtok = 2.5
+cache_read_per_mtok = 0.25
+
+[models."openrouter/anthropic/claude-sonnet-4.6"]
+max_output_tokens = 64000
+`,
+    });
+    if (!('config' in result)) throw new Error(result.error);
+    expect(result.config.models).toEqual({
+      'anthropic/claude-sonnet-4-6': { contextWindow: 200000, inputPerMTok: 2.5, outputPerMTok: 15, cacheReadPerMTok: 0.25 },
+      'local/qwen3': { contextWindow: 32768 },
+      'openrouter/anthropic/claude-sonnet-4.6': { maxOutputTokens: 64000 },
+    });
+    expect(await writeConfigs({ user: '[models."openai/gpt-5"]\noutput_per_mtok = 12\n', project: '[ptc]\nstack_kb = 512\n' })).toMatchObject({
+      config: { models: { 'openai/gpt-5': { outputPerMTok: 12 } } },
+    });
+    expect(await writeConfigs({ project: '[models."openai/gpt-5"]\n' })).toMatchObject({ config: { models: { 'openai/gpt-5': {} } } });
+  });
+
+  it('names the model and key of a bad [models] value', async () => {
+    const model = (body: string) => `[models."openai/gpt-5"]\n${body}\n`;
+    expect(await projectError(model('context_window = 0'))).toBe('fence.toml: models."openai/gpt-5".context_window: expected a positive integer');
+    expect(await projectError(model('context_window = 128000.5'))).toBe(
+      'fence.toml: models."openai/gpt-5".context_window: expected a positive integer, got a float',
+    );
+    expect(await projectError(model('max_output_tokens = "64k"'))).toBe(
+      'fence.toml: models."openai/gpt-5".max_output_tokens: expected a positive integer, got a string',
+    );
+    expect(await projectError(model('input_per_mtok = -1'))).toBe('fence.toml: models."openai/gpt-5".input_per_mtok: expected a non-negative number');
+    expect(await projectError(model('output_per_mtok = "$10"'))).toBe(
+      'fence.toml: models."openai/gpt-5".output_per_mtok: expected a non-negative number, got a string',
+    );
+    expect(await projectError(model('cache_read_per_mtok = nan'))).toBe(
+      'fence.toml: models."openai/gpt-5".cache_read_per_mtok: expected a non-negative number, got a float',
+    );
+    expect(await projectError(model('cache_write_per_mtok = [1]'))).toBe(
+      'fence.toml: models."openai/gpt-5".cache_write_per_mtok: expected a non-negative number, got an array',
+    );
+    expect(await projectError('[models]\n"openai/gpt-5" = 3\n')).toBe('fence.toml: models."openai/gpt-5": expected a table, got an integer');
+    expect(await projectError('models = ["openai/gpt-5"]\n')).toBe('fence.toml: models: expected a table of models, e.g. [models."openai/gpt-5"], got an array');
+  });
+
+  it('refuses unknown [models] keys, naming the known ones, and model ids without a provider', async () => {
+    expect(await projectError('[models."openai/gpt-5"]\ncontext = 400000\n')).toBe(
+      'fence.toml: models."openai/gpt-5": unknown key "context" (known keys: context_window, max_output_tokens, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok)',
+    );
+    expect(await projectError('[models.gpt-5]\ncontext_window = 400000\n')).toBe(
+      'fence.toml: models.gpt-5: a model id is written provider/model, e.g. "anthropic/claude-sonnet-4-6"',
+    );
+    expect(await projectError('[models."openai/"]\ncontext_window = 400000\n')).toMatch(/^fence\.toml: models\."openai\/": a model id is written provider\/model/);
+    expect(await projectError('[models."/gpt-5"]\ncontext_window = 400000\n')).toMatch(/^fence\.toml: models\."\/gpt-5": a model id is written provider\/model/);
+    const user = await writeConfigs({ user: '[models."openai/gpt-5"]\ninput = 1\n' });
+    expect(user).toEqual({ error: expect.stringMatching(/fence\/config\.toml: models\."openai\/gpt-5": unknown key "input" \(known keys: context_window, /) });
   });
 
   it('refuses tool names that are not JavaScript identifiers or that are taken', async () => {

@@ -1,18 +1,23 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMessage, type Message } from '../../src/conversation/message';
-import { listSessions, newSessionId, readMessages, SessionStore, type SessionInfo } from '../../src/conversation/session-store';
+import type { SessionLockHolder } from '../../src/conversation/session-lock';
+import { listSessions, newSessionId, readMessages, readSession, SessionStore, type SessionInfo } from '../../src/conversation/session-store';
 import { makeTempWorkspace } from '../support/tool-context';
 
 let home: string;
 const opened: SessionStore[] = [];
+const children: ChildProcess[] = [];
 
 beforeEach(async () => {
   home = await makeTempWorkspace('fence-sessions-');
 });
 afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
   for (const store of opened.splice(0)) {
     try {
       store.close();
@@ -44,6 +49,55 @@ function open(id: string): SessionStore {
 }
 
 const logPath = (id: string) => join(home, 'sessions', id, 'conversation.jsonl');
+const lockPath = (id: string) => join(home, 'sessions', id, 'session.lock');
+const lockHolder = (id: string) => JSON.parse(readFileSync(lockPath(id), 'utf8')) as SessionLockHolder;
+
+/** A real process that lives until killed. */
+function startSleeper(): ChildProcess & { pid: number } {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+  children.push(child);
+  if (child.pid === undefined) throw new Error('the sleeper did not start');
+  return child as ChildProcess & { pid: number };
+}
+
+/** Kills a child with SIGKILL and waits until it has been reaped. */
+async function killAndReap(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/**
+ * Runs `body` (ES module code with `SessionStore` and `createMessage` in scope) in a fresh
+ * node process, and resolves with that process once it has written `line` on stdout. The
+ * process then stays alive until killed.
+ */
+async function runUntil(body: string, line: string): Promise<ChildProcess> {
+  const source = (file: string) => JSON.stringify(new URL(`../../src/conversation/${file}`, import.meta.url).href);
+  const script = [
+    `import { SessionStore } from ${source('session-store.ts')};`,
+    `import { createMessage } from ${source('message.ts')};`,
+    body,
+    'setInterval(() => {}, 1000);',
+  ].join('\n');
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: resolve(import.meta.dirname, '../..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  await new Promise<void>((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.split('\n').includes(line)) done();
+    });
+    child.once('exit', () => fail(new Error(`the child ended before saying ${line}: ${err}`)));
+  });
+  return child;
+}
 
 const sample: Message[] = [
   createMessage('system', 'You are fence.', { pinned: true }),
@@ -113,18 +167,22 @@ describe('SessionStore', () => {
     expect(open('resumed').log).toEqual([sample[1], sample[2]]);
   });
 
-  it('refuses to append after close', () => {
+  it('refuses to append after close, and closing twice is harmless', () => {
     const store = create('closed');
     store.close();
-    expect(() => store.append(sample[1]!)).toThrow();
+    store.close();
+    expect(() => store.append(sample[1]!)).toThrow(new Error('session closed is closed'));
+    expect(readFileSync(logPath('closed'), 'utf8')).toBe('');
   });
 
   it('refuses to create a session whose id exists, leaving it untouched', () => {
     const store = create('taken');
     store.append(sample[1]!);
+    store.close();
     expect(() => SessionStore.create(home, { ...info('taken'), model: 'other/model' })).toThrow('a session named "taken" exists already');
-    expect(open('taken').log).toEqual([sample[1]]);
-    expect(open('taken').info.model).toBe('local/test');
+    const reopened = open('taken');
+    expect(reopened.log).toEqual([sample[1]]);
+    expect(reopened.info.model).toBe('local/test');
   });
 
   it.each(['', '../escape', 'a/b', '.hidden', '-dash', 'with space', 'x'.repeat(129)])('rejects the invalid id %j', (id) => {
@@ -141,7 +199,148 @@ describe('SessionStore', () => {
   });
 });
 
+describe('SessionStore locking', () => {
+  it('holds the lock from create to close', () => {
+    const store = create('locked');
+    expect(lockHolder('locked')).toMatchObject({ pid: process.pid, host: hostname() });
+    store.close();
+    expect(existsSync(lockPath('locked'))).toBe(false);
+    expect(readdirSync(join(home, 'sessions', 'locked')).sort()).toEqual(['conversation.jsonl', 'session.json', 'tool-outputs']);
+  });
+
+  it('holds the lock from open to close', () => {
+    create('reopen').close();
+    const store = open('reopen');
+    expect(lockHolder('reopen').pid).toBe(process.pid);
+    store.close();
+    expect(existsSync(lockPath('reopen'))).toBe(false);
+  });
+
+  it('refuses a second store of one session in the same process until the first is closed', () => {
+    const store = create('twice');
+    store.append(sample[1]!);
+    expect(() => SessionStore.open(home, 'twice')).toThrow(new Error('session twice is open already in this fence process'));
+    store.close();
+    expect(open('twice').log).toEqual([sample[1]]);
+  });
+
+  it('refuses to open a session another live process holds, without touching its log', () => {
+    const store = create('busy');
+    store.append(sample[1]!);
+    store.close();
+    appendFileSync(logPath('busy'), '{"role":"assistant","content":"half wr');
+    const before = readFileSync(logPath('busy'), 'utf8');
+    const child = startSleeper();
+    writeFileSync(lockPath('busy'), JSON.stringify({ pid: child.pid, host: hostname(), startedAt: '2026-05-03T10:00:00.000Z' }));
+
+    expect(() => SessionStore.open(home, 'busy')).toThrow(
+      new Error(`session busy is in use by another fence process (pid ${child.pid}, since 2026-05-03T10:00:00.000Z); wait for it to end or stop it`),
+    );
+    expect(readFileSync(logPath('busy'), 'utf8')).toBe(before);
+  });
+
+  it('opens, with every message written, a session whose process was killed with SIGKILL', async () => {
+    const messages = JSON.stringify(sample);
+    const child = await runUntil(
+      [
+        `const store = SessionStore.create(${JSON.stringify(home)}, ${JSON.stringify(info('killed'))});`,
+        `for (const message of ${messages}) store.append(message);`,
+        "process.stdout.write('appended\\n');",
+      ].join('\n'),
+      'appended',
+    );
+    expect(lockHolder('killed').pid).toBe(child.pid);
+    expect(() => SessionStore.open(home, 'killed')).toThrow(/is in use by another fence process/);
+
+    await killAndReap(child);
+    const resumed = open('killed');
+    expect(resumed.log).toEqual(sample);
+    expect(resumed.info).toMatchObject(info('killed'));
+    expect(lockHolder('killed').pid).toBe(process.pid);
+    const more = createMessage('user', 'go on');
+    resumed.append(more);
+    resumed.close();
+    expect(readMessages(join(home, 'sessions', 'killed'))).toEqual([...sample, more]);
+  });
+
+  it('rejects an id that is not a session name when opening', () => {
+    expect(() => SessionStore.open(home, '../escape')).toThrow(/invalid session name "\.\.\/escape"/);
+  });
+});
+
+describe('SessionStore.updateInfo', () => {
+  it('rewrites session.json whole, keeping the id and creation time', () => {
+    const store = create('change');
+    const createdAt = store.info.createdAt;
+    store.updateInfo({ model: 'other/model', toolFormat: 'tool' });
+
+    const expected = { ...info('change'), model: 'other/model', toolFormat: 'tool', createdAt };
+    expect(store.info).toEqual(expected);
+    expect(JSON.parse(readFileSync(join(store.dir, 'session.json'), 'utf8'))).toEqual(expected);
+    expect(readdirSync(store.dir).sort()).toEqual(['conversation.jsonl', 'session.json', 'session.lock', 'tool-outputs']);
+    store.close();
+    expect(open('change').info).toEqual(expected);
+  });
+
+  it('cannot change the id or the creation time, even when forced', () => {
+    const store = create('fixed');
+    const before = store.info;
+    store.updateInfo({ id: 'other', createdAt: '2000-01-01T00:00:00.000Z' } as unknown as Partial<SessionInfo>);
+    expect(store.info).toEqual(before);
+  });
+
+  it('refuses once the store is closed', () => {
+    const store = create('shut');
+    store.close();
+    expect(() => store.updateInfo({ model: 'x/y' })).toThrow(new Error('session shut is closed'));
+    expect(readSession(home, 'shut')?.info.model).toBe('local/test');
+  });
+});
+
+describe('readSession', () => {
+  it('reads a session another store holds open, and writes nothing', () => {
+    const store = create('shown');
+    for (const message of sample) store.append(message);
+    appendFileSync(logPath('shown'), '{"role":"user","content":"tor');
+    const before = readFileSync(logPath('shown'), 'utf8');
+
+    expect(readSession(home, 'shown')).toEqual({ info: store.info, log: sample });
+    expect(readFileSync(logPath('shown'), 'utf8')).toBe(before);
+    expect(lockHolder('shown').pid).toBe(process.pid);
+  });
+
+  it('is undefined for a missing session or an id that is not a session name', () => {
+    expect(readSession(home, 'missing')).toBeUndefined();
+    expect(readSession(home, '../x')).toBeUndefined();
+  });
+});
+
+describe('readMessages', () => {
+  it('skips lines that are JSON but not messages', () => {
+    const store = create('odd');
+    store.append(sample[1]!);
+    appendFileSync(logPath('odd'), '123\nnull\n{"role":"user"}\n{"role":"robot","content":"x","timestamp":"t"}\n"text"\n');
+    store.append(sample[2]!);
+    expect(readMessages(store.dir)).toEqual([sample[1], sample[2]]);
+  });
+});
+
 describe('listSessions', () => {
+  it('marks the sessions a live process holds as running', async () => {
+    create('open-here');
+    create('closed-here').close();
+    create('stale').close();
+    const gone = startSleeper();
+    await killAndReap(gone);
+    writeFileSync(lockPath('stale'), JSON.stringify({ pid: gone.pid, host: hostname(), startedAt: '2026-05-03T10:00:00.000Z' }));
+    create('garbage').close();
+    writeFileSync(lockPath('garbage'), 'not a lock');
+
+    const running = Object.fromEntries(listSessions(home).map((s) => [s.id, s.running]));
+    expect(running).toEqual({ 'open-here': true, 'closed-here': undefined, stale: undefined, garbage: undefined });
+    expect(listSessions(home).find((s) => s.id === 'closed-here')).not.toHaveProperty('running');
+  });
+
   function setCreatedAt(id: string, createdAt: string): void {
     const path = join(home, 'sessions', id, 'session.json');
     const saved = JSON.parse(readFileSync(path, 'utf8')) as SessionInfo;

@@ -100,13 +100,13 @@ describe('Anthropic adapter retries', () => {
   it('does not retry a 401 and says why', async () => {
     server.reply((r) => r.status(401, { message: 'invalid x-api-key' }));
     const events = await collect(provider().stream({ model: 'claude-test', messages: conversation }));
-    expect(events).toEqual([{ type: 'done', stopReason: 'error', error: 'HTTP 401 from anthropic: invalid x-api-key' }]);
+    expect(events).toEqual([{ type: 'done', stopReason: 'error', error: 'HTTP 401 from anthropic: invalid x-api-key', errorKind: 'auth' }]);
   });
 
   it('does not wait for a retry-after longer than allowed', async () => {
     server.reply((r) => r.status(429, { retryAfter: 3600, message: 'quota' }));
     const events = await collect(provider().stream({ model: 'claude-test', messages: conversation }));
-    expect(events).toEqual([{ type: 'done', stopReason: 'error', error: 'HTTP 429 from anthropic: quota (the server asks to wait 3600 s)' }]);
+    expect(events).toEqual([{ type: 'done', stopReason: 'error', error: 'HTTP 429 from anthropic: quota (the server asks to wait 3600 s)', errorKind: 'rate_limited' }]);
   });
 });
 

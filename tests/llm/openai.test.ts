@@ -112,7 +112,7 @@ describe('OpenAI adapter retries', () => {
   it('does not retry a 401 and says why', async () => {
     server.reply((r) => r.status(401, { message: 'invalid api key' })).reply((r) => r.text('never'));
     const events = await collect(provider().stream({ model: 'gpt-test', messages: conversation }));
-    expect(events).toEqual([{ type: 'done', stopReason: 'error', error: 'HTTP 401 from openai: invalid api key' }]);
+    expect(events).toEqual([{ type: 'done', stopReason: 'error', error: 'HTTP 401 from openai: invalid api key', errorKind: 'auth' }]);
     expect(server.requests).toHaveLength(1);
   });
 

@@ -38,6 +38,14 @@ describe('describeFailure', () => {
     for (const status of [400, 401, 403, 404, 422]) expect(describeFailure({ status, headers: headers({}) }, 'x').retryable).toBe(false);
   });
 
+  it('tells a refused key and a rate limit apart from other failures', () => {
+    expect(describeFailure({ status: 401, headers: headers({}) }, 'openai').kind).toBe('auth');
+    expect(describeFailure({ status: 403, headers: headers({}) }, 'anthropic').kind).toBe('auth');
+    expect(describeFailure({ status: 429, headers: headers({}) }, 'openai').kind).toBe('rate_limited');
+    expect(describeFailure({ status: 500, headers: headers({}) }, 'openai').kind).toBeUndefined();
+    expect(describeFailure({ error: { type: 'rate_limit_error' } }, 'anthropic').kind).toBe('rate_limited');
+  });
+
   it('lets x-should-retry decide, and does not retry an exhausted quota', () => {
     expect(describeFailure({ status: 400, headers: headers({ 'x-should-retry': 'true' }) }, 'x').retryable).toBe(true);
     expect(describeFailure({ status: 503, headers: headers({ 'x-should-retry': 'false' }) }, 'x').retryable).toBe(false);

@@ -1,0 +1,257 @@
+import type { AgentEvent } from '../agent/agent';
+import type { RunStop } from '../agent/run-stop';
+import type { Message, Usage } from '../conversation/message';
+import type { ToolFormat, ToolUse } from '../parse/tool-use';
+import type { ToolRunOutcome } from '../tools/run-tool-use';
+
+/**
+ * What stdout carries in a one-shot run: the final answer as text, one JSON result, or one
+ * JSON object per line as the run goes.
+ */
+export type OutputFormat = 'text' | 'json' | 'stream-json';
+
+/** Token counts as the JSON outputs report them. */
+export interface UsageTotals {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Some count was made locally rather than reported by the provider. */
+  estimated: boolean;
+}
+
+/** What a run came to, as the JSON outputs report it (snake_case keys, stable). */
+export interface RunSummary {
+  /** The final answer (for `complete`, the model's last words); '' when there is none. */
+  result: string;
+  session_id: string;
+  stop_reason: RunStop;
+  /** The stop reason is neither `done` nor `complete`. */
+  is_error: boolean;
+  /** Model requests made. */
+  turns: number;
+  usage: UsageTotals;
+  /** Null when the model's prices are unknown. */
+  cost_usd: number | null;
+  duration_ms: number;
+  /** One line, when there is one. */
+  error?: string;
+}
+
+/** What the `init` line of stream-json reports about the session a run works in. */
+export interface SessionStart {
+  session_id: string;
+  model: string;
+  tool_format: ToolFormat;
+  tools: string[];
+  cwd: string;
+}
+
+/** The lines of stream-json, each one JSON object; every line names its session. */
+export type StreamJsonLine =
+  | ({ type: 'init' } & SessionStart)
+  | { type: 'assistant'; session_id: string; text: string; usage?: UsageTotals; stop_reason?: string }
+  | { type: 'tool_use'; session_id: string; tool: string; call_id?: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; session_id: string; tool: string; call_id?: string; output: string; is_error: boolean; full_output?: string }
+  | { type: 'retry'; session_id: string; attempt: number; delay_ms: number; reason: string; restart?: true }
+  | ({ type: 'result' } & RunSummary);
+
+/** A stream-json writer: one call per line written, in run order. */
+export interface StreamJsonWriter {
+  /** Writes the `init` line and remembers the session id for the lines that follow. */
+  start(info: SessionStart): void;
+  /** Writes the line(s) an agent event maps to, or nothing for events the stream leaves out. */
+  event(event: AgentEvent): void;
+  /** Writes the `result` line: the same object `jsonResult` prints. */
+  result(summary: RunSummary): void;
+}
+
+/**
+ * The whole result of a run for `--output-format json`: one line of JSON (the same object as
+ * stream-json's `result` line, keys in a fixed order) followed by a line break. Never throws.
+ */
+export function jsonResult(summary: RunSummary): string {
+  return `${jsonLine(resultLine(summary))}\n`;
+}
+
+/**
+ * Makes the writer for `--output-format stream-json`. Each call of `write` gets one complete
+ * line: a JSON object without line breaks inside it, ending in `\n`, so the stream can be read
+ * line by line (`jq -c`, `readline`). Text deltas and `turn` events are left out: a reply
+ * appears once, whole, as an `assistant` line. Each request sent again is one `retry` line,
+ * marked `restart` when the connection dropped mid-reply (the `restart` event and the `retry`
+ * after it make one line). A tool result whose call had no `tool_start`
+ * (a native call fence refused before running it) is preceded by its `tool_use` line, so every
+ * `tool_result` follows its `tool_use`. Event types it does not know are ignored. Never throws
+ * for odd input; errors thrown by `write` itself reach the caller.
+ */
+export function createStreamJsonWriter(write: (line: string) => void): StreamJsonWriter {
+  let sessionId = '';
+  /** The tool uses whose `tool_use` line was written. */
+  const announced = new WeakSet<ToolUse>();
+  /** The attempt a `restart` announced, until its `retry` comes. */
+  let restarted: number | undefined;
+  const emit = (line: StreamJsonLine) => write(`${jsonLine(line)}\n`);
+  const toolUse = (use: ToolUse): StreamJsonLine => {
+    announced.add(use);
+    return { type: 'tool_use', session_id: sessionId, tool: use.tool, ...callId(use), input: toolInput(use) };
+  };
+  /** The lines of one event. To report a new event type, add its case; any other writes nothing. */
+  const linesFor = (event: AgentEvent): StreamJsonLine[] => {
+    switch (event.type) {
+      case 'reply_end':
+        return [assistantLine(event.message, sessionId)];
+      case 'tool_start':
+        return [toolUse(event.use)];
+      case 'tool_end':
+        return [...(announced.has(event.use) ? [] : [toolUse(event.use)]), toolResultLine(event.use, event.outcome, sessionId)];
+      case 'restart':
+        // Always followed by the `retry` of the same attempt, which carries the wait: one line for both.
+        restarted = event.attempt;
+        return [];
+      case 'retry': {
+        const restart = restarted === event.attempt;
+        restarted = undefined;
+        return [{ type: 'retry', session_id: sessionId, attempt: event.attempt, delay_ms: event.delayMs, reason: event.reason, ...(restart ? { restart } : {}) }];
+      }
+      case 'text':
+      case 'turn':
+      default:
+        return [];
+    }
+  };
+  return {
+    start(info) {
+      sessionId = info.session_id;
+      emit({ type: 'init', session_id: info.session_id, model: info.model, tool_format: info.tool_format, tools: [...info.tools], cwd: info.cwd });
+    },
+    event(event) {
+      for (const line of linesFor(event)) emit(line);
+    },
+    result(summary) {
+      emit(resultLine(summary));
+    },
+  };
+}
+
+/**
+ * The token counts of a run: the `meta.usage` of every assistant message among `messages`,
+ * summed (missing cache counts are 0). `estimated` when any of them was. Messages of other
+ * roles, and assistant messages without usage, add nothing.
+ */
+export function usageTotals(messages: readonly Message[]): UsageTotals {
+  const totals: UsageTotals = { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated: false };
+  for (const message of messages) {
+    const usage = message.role === 'assistant' ? message.meta?.usage : undefined;
+    if (!usage) continue;
+    totals.input_tokens += usage.inputTokens;
+    totals.output_tokens += usage.outputTokens;
+    totals.cache_read_tokens += usage.cacheReadTokens ?? 0;
+    totals.cache_write_tokens += usage.cacheWriteTokens ?? 0;
+    if (usage.estimated) totals.estimated = true;
+  }
+  return totals;
+}
+
+function assistantLine(message: Message, sessionId: string): StreamJsonLine {
+  const { meta } = message;
+  return {
+    type: 'assistant',
+    session_id: sessionId,
+    text: message.content,
+    ...(meta?.usage ? { usage: snakeUsage(meta.usage) } : {}),
+    ...(meta?.stopReason !== undefined ? { stop_reason: meta.stopReason } : {}),
+  };
+}
+
+function toolResultLine(use: ToolUse, outcome: ToolRunOutcome, sessionId: string): StreamJsonLine {
+  return {
+    type: 'tool_result',
+    session_id: sessionId,
+    tool: outcome.tool,
+    ...callId(use),
+    output: outcome.result.output,
+    is_error: outcome.result.isError === true,
+    ...(outcome.fullOutputPath ? { full_output: outcome.fullOutputPath } : {}),
+  };
+}
+
+/** A call's input as the model wrote it: its arguments object, or a block's words and body. */
+function toolInput(use: ToolUse): Record<string, unknown> {
+  if (use.kwargs) return use.kwargs;
+  return use.format === 'tool' ? {} : { args: [...use.args], content: use.content };
+}
+
+function callId(use: ToolUse): { call_id?: string } {
+  return use.callId ? { call_id: use.callId } : {};
+}
+
+function snakeUsage(usage: Usage): UsageTotals {
+  return {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cache_read_tokens: usage.cacheReadTokens ?? 0,
+    cache_write_tokens: usage.cacheWriteTokens ?? 0,
+    estimated: usage.estimated === true,
+  };
+}
+
+/** The result object with its keys in the documented order, whatever order `summary` has. */
+function resultLine(summary: RunSummary): StreamJsonLine {
+  const { usage } = summary;
+  return {
+    type: 'result',
+    result: summary.result,
+    session_id: summary.session_id,
+    stop_reason: summary.stop_reason,
+    is_error: summary.is_error,
+    turns: summary.turns,
+    usage: {
+      input_tokens: usage.input_tokens,
+      output_tokens: usage.output_tokens,
+      cache_read_tokens: usage.cache_read_tokens,
+      cache_write_tokens: usage.cache_write_tokens,
+      estimated: usage.estimated,
+    },
+    cost_usd: summary.cost_usd,
+    duration_ms: summary.duration_ms,
+    ...(summary.error !== undefined ? { error: summary.error } : {}),
+  };
+}
+
+/**
+ * One line of JSON. `JSON.stringify` escapes line breaks, control characters and lone
+ * surrogates; U+2028 and U+2029, which it leaves as they are, are escaped too, since some
+ * readers split lines on them. A value JSON cannot hold (a bigint, a cycle in tool arguments)
+ * is written as a string rather than thrown; should even that fail (a `toJSON` that throws), the
+ * line keeps only its type and session with an `error`.
+ */
+function jsonLine(line: StreamJsonLine): string {
+  let text: string;
+  try {
+    text = JSON.stringify(line, plainValues);
+  } catch {
+    try {
+      text = JSON.stringify(line, withoutRepeats());
+    } catch {
+      text = JSON.stringify({ type: line.type, session_id: line.session_id, error: 'this line could not be written as JSON' });
+    }
+  }
+  return text.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+function plainValues(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** A replacer that writes an object met a second time as `"[repeated]"`, which breaks cycles. */
+function withoutRepeats(): (key: string, value: unknown) => unknown {
+  const seen = new WeakSet<object>();
+  return (_key, value) => {
+    if (typeof value === 'bigint') return value.toString();
+    if (typeof value !== 'object' || value === null) return value;
+    if (seen.has(value)) return '[repeated]';
+    seen.add(value);
+    return value;
+  };
+}

@@ -1,0 +1,60 @@
+import type { Message } from './message';
+
+/**
+ * The messages to append to a session's log when it is resumed, before its next request, so
+ * that a session stopped at any moment (even by `kill -9`) goes on with a valid request and a
+ * model that knows which tool call was cut off. Looks only at the log's end: the last
+ * assistant message and the tool results after it, when nothing else follows it.
+ *
+ * - Each native call of that message (`meta.toolCalls`, first of each id, non-empty ids) with
+ *   no tool result carrying its `callId` after it gets one: a `system` message with that
+ *   `callId` and `meta: { toolResult, tool: <call name>, isError, interrupted }`, saying the
+ *   call was interrupted and may or may not have taken effect. So every call keeps its result,
+ *   which the chat APIs require.
+ * - A message with no native calls whose `stopReason` is `tool_use` (a markdown or XML block
+ *   that was about to run, or running) and that is the log's last message gets one such
+ *   result without `callId` and without `meta.tool`: the block's tool is in its text only,
+ *   and this layer does not parse text.
+ * - Anything else — a log ending with a user message, a final answer, a reply cut short, all
+ *   calls answered, an empty log — needs nothing: `[]`.
+ *
+ * Pure: reads `log`, changes nothing; `now` stamps the messages it makes.
+ */
+export function messagesToRepair(log: readonly Message[], now: Date = new Date()): Message[] {
+  let index = log.length - 1;
+  while (index >= 0 && isToolResult(log[index])) index--;
+  const last = log[index];
+  if (last === undefined || last.role !== 'assistant') return [];
+  const results = log.slice(index + 1);
+  const timestamp = now.toISOString();
+
+  const calls = last.meta?.toolCalls ?? [];
+  if (calls.length > 0) {
+    const seen = new Set<string>();
+    const repairs: Message[] = [];
+    for (const call of calls) {
+      if (call.id === '' || seen.has(call.id)) continue;
+      seen.add(call.id);
+      if (results.some((result) => result.callId === call.id)) continue;
+      repairs.push(interruptedResult(timestamp, call.name, call.id));
+    }
+    return repairs;
+  }
+  if (last.meta?.stopReason === 'tool_use' && results.length === 0) return [interruptedResult(timestamp)];
+  return [];
+}
+
+function isToolResult(message: Message | undefined): boolean {
+  return message?.role === 'system' && message.meta?.toolResult === true;
+}
+
+function interruptedResult(timestamp: string, tool?: string, callId?: string): Message {
+  const call = tool ? `${tool} call` : 'tool call';
+  return {
+    role: 'system',
+    content: `Interrupted: fence stopped before this ${call} finished or its result was recorded. It may or may not have taken effect, wholly or in part; check before repeating it.`,
+    timestamp,
+    ...(callId !== undefined ? { callId } : {}),
+    meta: { toolResult: true, ...(tool ? { tool } : {}), isError: true, interrupted: true },
+  };
+}

@@ -1,0 +1,166 @@
+import type { Usage } from '../conversation/message';
+
+/**
+ * What fence knows about one model: the size of its context window, the longest reply it may
+ * write, and its prices in US dollars per million tokens. Every field is optional: a field that
+ * is absent is unknown, never zero.
+ */
+export interface ModelInfo {
+  /** Tokens of prompt and reply together that one request may hold. */
+  contextWindow?: number;
+  /** The most tokens one reply may have. */
+  maxOutputTokens?: number;
+  /** USD per million prompt tokens not read from the cache. */
+  inputPerMTok?: number;
+  /** USD per million reply tokens (reasoning tokens included). */
+  outputPerMTok?: number;
+  /** USD per million prompt tokens read from the cache. Absent: the input price. */
+  cacheReadPerMTok?: number;
+  /** USD per million prompt tokens written to the cache. Absent: the input price. */
+  cacheWritePerMTok?: number;
+}
+
+/** The vendors whose models the table knows, by the first part of their ids. */
+type Vendor = 'anthropic' | 'openai';
+
+/*
+ * The figures below come from the vendors' public price lists and model pages as of 2026-11:
+ * Anthropic's pricing page (base input, 5-minute cache writes, cache hits, output) and its
+ * model overview pages (context window, max output); OpenAI's model pages (input, cached
+ * input, output, context window, max output tokens). Where a figure could not be confirmed
+ * the field is left out.
+ *
+ * Anthropic bills a cache write at 1.25 times the input price (the 5-minute cache, the one
+ * fence asks for) and a cache hit at a tenth of it. OpenAI does not bill cache writes apart
+ * from input, so its entries leave `cacheWritePerMTok` to default to the input price.
+ *
+ * Long-context surcharges are not modelled: Claude Opus/Sonnet 4.6 and later bill their whole
+ * 1M window at these prices, and the older Claude models listed here have a 200K window unless
+ * a beta header (which fence does not send) opens a larger one.
+ */
+
+const CLAUDE_OPUS_4_5_PRICES = { inputPerMTok: 5, outputPerMTok: 25, cacheReadPerMTok: 0.5, cacheWritePerMTok: 6.25 } as const;
+const CLAUDE_OPUS_4_PRICES = { inputPerMTok: 15, outputPerMTok: 75, cacheReadPerMTok: 1.5, cacheWritePerMTok: 18.75 } as const;
+const CLAUDE_SONNET_PRICES = { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 } as const;
+
+const ANTHROPIC_MODELS: Readonly<Record<string, ModelInfo>> = {
+  'claude-opus-4-8': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES },
+  'claude-opus-4-7': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES },
+  'claude-opus-4-6': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES },
+  'claude-opus-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_OPUS_4_5_PRICES },
+  'claude-opus-4-1': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES },
+  'claude-opus-4-0': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES },
+  'claude-opus-4': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES },
+  'claude-sonnet-4-6': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_SONNET_PRICES },
+  'claude-sonnet-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
+  'claude-sonnet-4-0': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
+  'claude-sonnet-4': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
+  'claude-3-7-sonnet': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
+  'claude-haiku-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, inputPerMTok: 1, outputPerMTok: 5, cacheReadPerMTok: 0.1, cacheWritePerMTok: 1.25 },
+  'claude-3-5-haiku': { contextWindow: 200_000, maxOutputTokens: 8_192, inputPerMTok: 0.8, outputPerMTok: 4, cacheReadPerMTok: 0.08, cacheWritePerMTok: 1 },
+};
+
+const GPT_5_LIMITS = { contextWindow: 400_000, maxOutputTokens: 128_000 } as const;
+const GPT_4_1_LIMITS = { contextWindow: 1_047_576, maxOutputTokens: 32_768 } as const;
+const GPT_4O_LIMITS = { contextWindow: 128_000, maxOutputTokens: 16_384 } as const;
+const O_SERIES_LIMITS = { contextWindow: 200_000, maxOutputTokens: 100_000 } as const;
+
+const OPENAI_MODELS: Readonly<Record<string, ModelInfo>> = {
+  'gpt-5': { ...GPT_5_LIMITS, inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125 },
+  'gpt-5-mini': { ...GPT_5_LIMITS, inputPerMTok: 0.25, outputPerMTok: 2, cacheReadPerMTok: 0.025 },
+  'gpt-5-nano': { ...GPT_5_LIMITS, inputPerMTok: 0.05, outputPerMTok: 0.4, cacheReadPerMTok: 0.005 },
+  'gpt-4.1': { ...GPT_4_1_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5 },
+  'gpt-4.1-mini': { ...GPT_4_1_LIMITS, inputPerMTok: 0.4, outputPerMTok: 1.6, cacheReadPerMTok: 0.1 },
+  'gpt-4.1-nano': { ...GPT_4_1_LIMITS, inputPerMTok: 0.1, outputPerMTok: 0.4, cacheReadPerMTok: 0.025 },
+  'gpt-4o': { ...GPT_4O_LIMITS, inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25 },
+  // The first GPT-4o snapshot kept its launch price and has no cached-input price.
+  'gpt-4o-2024-05-13': { contextWindow: 128_000, inputPerMTok: 5, outputPerMTok: 15 },
+  'gpt-4o-mini': { ...GPT_4O_LIMITS, inputPerMTok: 0.15, outputPerMTok: 0.6, cacheReadPerMTok: 0.075 },
+  o3: { ...O_SERIES_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5 },
+  'o4-mini': { ...O_SERIES_LIMITS, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275 },
+};
+
+const TABLES: Readonly<Record<Vendor, Readonly<Record<string, ModelInfo>>>> = { anthropic: ANTHROPIC_MODELS, openai: OPENAI_MODELS };
+
+/**
+ * What may follow a table name in a dated or aliased id of the same model: a snapshot date
+ * (`-20250929`, `-2024-08-06`) or `-latest`. Nothing else: `gpt-5-pro` and `gpt-5.1` are other
+ * models at other prices, and get no figures rather than those of `gpt-5`.
+ */
+const SNAPSHOT_SUFFIX = /^-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$/;
+
+/**
+ * The table entry for one vendor's model name: the entry of that exact name, else the entry
+ * with the longest name that the model name extends by a snapshot suffix only.
+ */
+function tableEntry(vendor: Vendor, name: string): ModelInfo | undefined {
+  const table = TABLES[vendor];
+  const exact = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (exact) return exact;
+  let best: string | undefined;
+  for (const key of Object.keys(table)) {
+    if (!name.startsWith(key) || !SNAPSHOT_SUFFIX.test(name.slice(key.length))) continue;
+    if (best === undefined || key.length > best.length) best = key;
+  }
+  return best === undefined ? undefined : table[best];
+}
+
+/**
+ * The vendor and the vendor's own model name behind a fence model id, when the vendor is one
+ * the table knows: `anthropic/<m>`, `openai/<m>`, `openrouter/anthropic/<m>` and
+ * `openrouter/openai/<m>`. Anthropic model names are written with dashes (OpenRouter writes
+ * `claude-sonnet-4.6` for `claude-sonnet-4-6`), so their dots become dashes; OpenAI names keep
+ * theirs (`gpt-4.1`). An OpenRouter variant such as `:thinking` or `:free` is not mapped.
+ */
+function vendorModel(modelId: string): { vendor: Vendor; name: string } | undefined {
+  const parts = modelId.split('/');
+  const [provider, ...rest] = parts;
+  const path = provider === 'openrouter' ? rest : parts;
+  if (path.length !== 2) return undefined;
+  const [vendor, name] = path;
+  if (!name || name.includes(':')) return undefined;
+  if (vendor === 'anthropic') return { vendor, name: name.replaceAll('.', '-') };
+  if (vendor === 'openai') return { vendor, name };
+  return undefined;
+}
+
+/** The fields of `info` that are set (an explicit `undefined` does not count). */
+function definedFields(info: ModelInfo | undefined): ModelInfo {
+  const fields: ModelInfo = {};
+  for (const [key, value] of Object.entries(info ?? {})) {
+    if (value !== undefined) Object.assign(fields, { [key]: value });
+  }
+  return fields;
+}
+
+/**
+ * What is known about the model `modelId` (`provider/model`): the built-in table's entry for
+ * it, with the fields of `overrides[modelId]` (the configuration's `[models."<id>"]` table, for
+ * that exact id) put over it. OpenRouter ids of Anthropic and OpenAI models find the vendor's
+ * entry (see the module's table); a dated snapshot finds its base entry. `local/*` ids and
+ * models the table does not know give only the override, or `{}`. Returns a new object every
+ * time; never throws.
+ */
+export function modelInfo(modelId: string, overrides?: Readonly<Record<string, ModelInfo>>): ModelInfo {
+  const found = vendorModel(modelId);
+  const base = found ? tableEntry(found.vendor, found.name) : undefined;
+  const override = overrides && Object.hasOwn(overrides, modelId) ? overrides[modelId] : undefined;
+  return { ...definedFields(base), ...definedFields(override) };
+}
+
+/**
+ * The price in US dollars of one request's `usage` at the prices of `info`: prompt tokens not
+ * read from the cache at the input price, reply tokens at the output price, cache reads at
+ * `cacheReadPerMTok` and cache writes at `cacheWritePerMTok` (each the input price when
+ * absent). Undefined when the input or the output price is unknown; never guesses a price.
+ */
+export function costOf(usage: Usage, info: ModelInfo): number | undefined {
+  const { inputPerMTok, outputPerMTok } = info;
+  if (inputPerMTok === undefined || outputPerMTok === undefined) return undefined;
+  const microDollars =
+    usage.inputTokens * inputPerMTok +
+    usage.outputTokens * outputPerMTok +
+    (usage.cacheReadTokens ?? 0) * (info.cacheReadPerMTok ?? inputPerMTok) +
+    (usage.cacheWriteTokens ?? 0) * (info.cacheWritePerMTok ?? inputPerMTok);
+  return microDollars / 1_000_000;
+}

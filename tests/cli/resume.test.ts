@@ -1,0 +1,88 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import type { Message } from '../../src/conversation/message';
+import { checkToolCallPairing } from '../support/fake-llm';
+import { FENCE_BIN, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
+
+const cli = useCliRun();
+
+/** Starts fence in the background (so that the test can kill it), against the fake server. */
+function startFence(args: string[]) {
+  return execa(process.execPath, [FENCE_BIN, '-m', 'local/test', ...args], {
+    cwd: cli.dirs.workspace,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, LANG: 'C.UTF-8', ...cli.env() },
+    extendEnv: false,
+    input: '',
+    reject: false,
+  });
+}
+
+/** Waits until the only session's log satisfies `ready`. */
+async function waitForLog(ready: (log: Message[]) => boolean): Promise<string> {
+  for (let i = 0; i < 400; i++) {
+    const sessions = join(cli.dirs.home, 'sessions');
+    try {
+      if (existsSync(sessions) && readdirSync(sessions).length === 1 && ready(readOnlySessionLog(cli.dirs.home))) return readdirSync(sessions)[0] ?? '';
+    } catch {
+      // A line being written right now: look again.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the session never reached the expected state');
+}
+
+describe('kill -9, then --resume', () => {
+  it.each(['markdown', 'tool'] as const)('answers the %s call that was running as interrupted, and goes on with nothing lost', async (format) => {
+    const block = (r: Parameters<Parameters<typeof cli.server.reply>[0]>[0]) =>
+      format === 'tool' ? r.toolCall('shell', { command: 'sleep 30' }, 'call_sleep') : r.text('```shell\nsleep 30\n```\n');
+    cli.server.reply((r) => (format === 'tool' ? r.toolCall('shell', { command: 'echo first' }, 'call_first') : r.text('```shell\necho first\n```\n')));
+    cli.server.reply(block);
+    const first = startFence(['-n', '--tool-format', format, 'run things']);
+    const id = await waitForLog((log) => log.filter((message) => message.role === 'assistant').length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the sleep is running now
+    first.kill('SIGKILL');
+    await first;
+    const before = readOnlySessionLog(cli.dirs.home);
+    expect(existsSync(join(cli.dirs.home, 'sessions', id, 'session.lock'))).toBe(true); // left by the dead process
+
+    cli.server.reply((r) => r.text('I will not sleep again. Done.'));
+    const resumed = await runFence(['-m', 'local/test', '-n', '--resume', id], { cwd: cli.dirs.workspace, env: cli.env() });
+
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toBe('I will not sleep again. Done.');
+    expect(resumed.stderr).toContain(`session ${id}`);
+    const after = readOnlySessionLog(cli.dirs.home);
+    expect(after.slice(0, before.length)).toEqual(before); // nothing completed is lost or changed
+    const repair = after[before.length];
+    expect(repair?.meta).toMatchObject({ toolResult: true, isError: true, interrupted: true });
+    expect(repair?.content).toMatch(/^Interrupted: fence stopped before this/);
+    if (format === 'tool') expect(repair?.callId).toBe('call_sleep');
+    expect(after[before.length + 1]).toMatchObject({ role: 'user', content: 'Go on with the task where you left off.' });
+    const request = cli.server.requests.at(-1)!;
+    expect(checkToolCallPairing(request)).toEqual([]);
+    expect(JSON.stringify(request.body.messages)).toContain('echo first');
+    expect(JSON.parse(readFileSync(join(cli.dirs.home, 'sessions', id, 'session.json'), 'utf8'))).toMatchObject({ toolFormat: format });
+    expect(existsSync(join(cli.dirs.home, 'sessions', id, 'session.lock'))).toBe(false);
+  });
+
+  it('refuses to resume a session another fence process is running, saying which', async () => {
+    cli.server.reply((r) => r.text('Thinking').hang());
+    const running = startFence(['-n', '--name', 'busy', 'think']);
+    await waitForLog((log) => log.some((message) => message.role === 'user'));
+
+    const second = await runFence(['-m', 'local/test', '-n', '--resume', 'busy', 'more'], { cwd: cli.dirs.workspace, env: cli.env() });
+
+    expect(second.exitCode).toBe(1);
+    expect(second.stderr).toMatch(/session busy is in use by another fence process \(pid \d+/);
+    running.kill('SIGKILL');
+    await running;
+  });
+
+  it('says plainly when there is no such session', async () => {
+    const result = await runFence(['-m', 'local/test', '-n', '--resume', 'nope'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('fence: no session "nope" to resume');
+  });
+});

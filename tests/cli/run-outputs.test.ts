@@ -1,0 +1,120 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
+
+const cli = useCliRun();
+
+/** A run against the fake OpenAI-compatible server, with `args` after `-m local/test`. */
+const run = (args: string[], extra: Record<string, string> = {}) =>
+  runFence(['-m', 'local/test', ...args], { cwd: cli.dirs.workspace, env: { ...cli.env(), ...extra } });
+
+describe('--output-format', () => {
+  it('json: stdout is one JSON object with the result, the stop reason and the usage', async () => {
+    // Native calls, so that the replies are read to the end where the usage comes.
+    cli.server.reply((r) => r.toolCall('shell', { command: 'echo hi' }).usage({ input: 100, output: 10 }));
+    cli.server.reply((r) => r.text('It printed hi.').usage({ input: 150, output: 5 }));
+
+    const result = await run(['-n', '--tool-format', 'tool', '--output-format', 'json', 'say hi']);
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({
+      result: 'It printed hi.',
+      stop_reason: 'done',
+      is_error: false,
+      turns: 2,
+      cost_usd: null,
+      usage: { input_tokens: 250, output_tokens: 15 },
+    });
+    expect(summary.session_id).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/);
+    expect(result.stderr).toContain('[running shell echo hi]');
+  });
+
+  it('stream-json: every line of stdout is one JSON event, ending with the result', async () => {
+    cli.server.reply((r) => r.text('```shell\necho hi\n```\n'));
+    cli.server.reply((r) => r.text('Done.'));
+
+    const result = await run(['-n', '--output-format', 'stream-json', 'say hi']);
+
+    expect(result.exitCode).toBe(0);
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events.map((event) => event.type)).toEqual(['init', 'assistant', 'tool_use', 'tool_result', 'assistant', 'result']);
+    expect(events[2]).toMatchObject({ tool: 'shell', input: { args: [], content: 'echo hi' } });
+    expect(events[3]).toMatchObject({ tool: 'shell', is_error: false });
+    expect(events[3].output).toContain('hi');
+    expect(events.at(-1)).toMatchObject({ result: 'Done.', stop_reason: 'done' });
+    expect(new Set(events.map((event) => event.session_id)).size).toBe(1);
+  });
+
+  it('json can be read by a shell script with jq', async () => {
+    cli.server.reply((r) => r.text('forty-two'));
+    const script = `"${process.execPath}" "${FENCE_BIN}" -n -m local/test --output-format json "answer" | jq -r '.stop_reason + " " + .result'`;
+    // Asynchronously: the fake server answers from this process's event loop.
+    const out = await execa('bash', ['-c', script], { cwd: cli.dirs.workspace, env: { PATH: process.env.PATH ?? '', ...cli.env() }, extendEnv: false, input: '', timeout: 60_000 });
+    expect(out.stdout).toBe('done forty-two');
+  });
+});
+
+describe('stop reasons and exit codes', () => {
+  it('--auto ends with complete: exit 0, stop_reason complete, the result is what complete said', async () => {
+    cli.server.reply((r) => r.text('Working.'));
+    cli.server.reply((r) => r.text('```complete\nAll done.\n```\n'));
+
+    const result = await run(['--auto', '--output-format', 'json', 'do it']);
+
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ result: 'All done.', stop_reason: 'complete', is_error: false, turns: 2 });
+  });
+
+  it('--max-cost stops the run at its limit with exit 4, when the model has prices', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n');
+    // 1,000 tokens at $1,000 per million: $1 a reply.
+    for (let i = 0; i < 5; i++) cli.server.reply((r) => r.toolCall('shell', { command: `echo ${i}` }).usage({ input: 900, output: 100 }));
+
+    const result = await run(['-n', '--tool-format', 'tool', '--max-cost', '2.5', '--output-format', 'json', 'spend']);
+
+    expect(result.exitCode).toBe(4);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ stop_reason: 'max_cost', is_error: true, turns: 3 });
+    expect(summary.cost_usd).toBeCloseTo(3, 6);
+    expect(result.stderr).toContain('stopped: spent $3.0000 of the $2.5 budget (--max-cost)');
+  });
+
+  it('--max-cost without known prices is a usage error naming where to set them', async () => {
+    const result = await run(['-n', '--max-cost', '1', 'spend']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('--max-cost needs the prices of local/test; set input_per_mtok and output_per_mtok in [models."local/test"] of fence.toml');
+  });
+
+  it('--timeout ends a run whose model hangs, with exit 6', async () => {
+    cli.server.reply((r) => r.text('Thinking').hang());
+
+    const result = await run(['-n', '--timeout', '1s', '--output-format', 'json', 'think']);
+
+    expect(result.exitCode).toBe(6);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stop_reason: 'timeout', is_error: true });
+  });
+
+  it('a refused key ends with exit 9 and stop_reason auth', async () => {
+    cli.server.reply((r) => r.status(401, { message: 'invalid api key' }));
+
+    const result = await run(['-n', '--output-format', 'json', 'hi']);
+
+    expect(result.exitCode).toBe(9);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stop_reason: 'auth', is_error: true });
+    expect(result.stderr).toContain('HTTP 401');
+  });
+
+  it('--max-turns ends with exit 3 and nothing on stdout in text mode', async () => {
+    for (let i = 0; i < 3; i++) cli.server.reply((r) => r.text(`\`\`\`shell\necho ${i}\n\`\`\`\n`));
+
+    const result = await run(['-n', '--max-turns', '2', 'loop']);
+
+    expect(result.exitCode).toBe(3);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('stopped after 2 model requests (--max-turns)');
+  });
+});
