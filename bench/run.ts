@@ -12,6 +12,7 @@ import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { contextGrowth, promptOverhead } from './formats';
+import { longRunFigures } from './long-run';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
@@ -170,3 +171,11 @@ for (const f of promptOverhead()) console.log(`| ${f.format} | ${f.systemTokens}
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);
+
+const long = await longRunFigures(500);
+console.log('\n| 500-step run (markdown, real shell) | fence | aim |\n|---|---|---|');
+console.log(`| harness time per step, steps 5–20 | ${fmt(long.earlyStepMs, 'ms')} | |`);
+console.log(`| harness time per step, steps 485–500 | ${fmt(long.lateStepMs, 'ms')} | ≤ 1.2× early (${long.ratio.toFixed(2)}×) |`);
+console.log(`| peak RSS growth | ${fmt(long.rssGrowthMb, 'MB')} | ≤ 50 MB |`);
+console.log(`| bytes written per message, early / late | ${long.bytesPerMessageEarly.toFixed(0)} / ${long.bytesPerMessageLate.toFixed(0)} | constant |`);
+console.log(`| last request: characters / ~tokens / body bytes | ${long.lastRequestChars} / ${long.lastRequestTokens} / ${long.lastRequestBytes} | |`);

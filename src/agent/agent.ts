@@ -13,7 +13,10 @@ import type { ToolRegistry } from '../tools/registry';
 import { COMPLETE_TOOL, completionText } from '../tools/complete';
 import { runToolUse, type ToolRunOutcome } from '../tools/run-tool-use';
 import { toolSchemas } from './system-prompt';
+import { compactedView, compactionEnd, summarize } from './compaction';
+import { fitToWindow } from './context-window';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
+import { TokenCounter } from './token-count';
 
 /** Default cap on model requests in one run. */
 export const DEFAULT_MAX_TURNS = 50;
@@ -49,6 +52,8 @@ export interface AgentOptions {
   maxNudges?: number;
   /** Watches each tool call for repeats; its nudges go to the model, its stop ends the run. */
   loopDetector?: LoopWatch;
+  /** The model's context window: every request is kept inside it (absent: no limit is known). */
+  context?: ContextOptions;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
 }
@@ -59,7 +64,25 @@ export type AgentEvent =
   | { type: 'turn'; turn: number }
   | { type: 'reply_end'; message: Message }
   | { type: 'tool_start'; use: ToolUse }
-  | { type: 'tool_end'; use: ToolUse; outcome: ToolRunOutcome };
+  | { type: 'tool_end'; use: ToolUse; outcome: ToolRunOutcome }
+  | { type: 'compaction'; message: Message }
+  | { type: 'compaction_failed'; error: string };
+
+/** How requests are kept inside the model's context window. */
+export interface ContextOptions {
+  /** The model's context window, in tokens. */
+  window: number;
+  /** Tokens kept free for the reply. */
+  reserve: number;
+  /** The model counts tokens as o200k does (OpenAI); other counts get a margin. */
+  exactTokenizer?: boolean;
+  /** Share of the budget above which older turns are summarized (default 0.8). */
+  compactAt?: number;
+  /** Recent messages never summarized, shrunk or left out (default 6). */
+  keepRecent?: number;
+  /** How long a summary may take before fence cuts old messages instead (default 120 s). */
+  summaryTimeoutMs?: number;
+}
 
 /** What the step loop needs of a loop detector (see `LoopDetector`). */
 export interface LoopWatch {
@@ -101,6 +124,9 @@ export class Agent {
   /** Cost of every reply so far, in USD; undefined once a reply's cost was unknown. */
   private cost: number | undefined = 0;
   private nudges = 0;
+  private readonly counter: TokenCounter | undefined;
+  /** Set when a summary failed: the run goes on with cut requests rather than asking again each step. */
+  private summaryFailedAt: number | undefined;
   private readonly format: ToolFormat;
   /** The tool definitions sent with every request, in the native format. */
   private readonly tools: ToolSchema[] | undefined;
@@ -112,6 +138,7 @@ export class Agent {
     this.tools = this.format === 'tool' ? toolSchemas(registry.tools) : undefined;
     this.scanner =
       this.format === 'markdown' ? () => new MarkdownStreamScanner(registry.isTool) : this.format === 'xml' ? () => new XmlStreamScanner() : undefined;
+    this.counter = options.context ? new TokenCounter({ exact: options.context.exactTokenizer === true }) : undefined;
   }
 
   /** Model requests made so far. */
@@ -140,7 +167,9 @@ export class Agent {
       if (spent) return spent;
       this.turns += 1;
       onEvent?.({ type: 'turn', turn: this.turns });
-      const request = { model: this.options.model, messages: store.log, ...(this.tools ? { tools: this.tools } : {}) };
+      const messages = await this.requestMessages();
+      if ('error' in messages) return { status: 'error', error: messages.error };
+      const request = { model: this.options.model, messages, ...(this.tools ? { tools: this.tools } : {}) };
       const reply = await streamReply(this.options.provider, request, {
         ...(this.scanner ? { scanner: this.scanner } : {}),
         signal: this.options.signal,
@@ -184,12 +213,68 @@ export class Agent {
     return { status: 'max_turns', answer: lastText, turns: this.turns };
   }
 
+  /**
+   * The messages of the next request. Without a known window, the whole log. With one: the log
+   * as compaction left it; when that nears the budget, the model first summarizes the older
+   * turns (the summary is appended to the log); then old long tool outputs are cut to head and
+   * tail, and if need be the oldest steps are left out, so the request always fits. A summary
+   * that fails or takes too long only means cutting instead — the run never wedges.
+   */
+  private async requestMessages(): Promise<readonly Message[] | { error: string }> {
+    const { context, store } = this.options;
+    const counter = this.counter;
+    if (!context || !counter) return store.log;
+    const budget = context.window - context.reserve;
+    let view = compactedView(store.log);
+    const estimate = view.reduce((sum, message) => sum + counter.estimate(message.content), 0);
+    if (estimate < budget / 2) return view;
+    await counter.load();
+    const keepRecent = context.keepRecent ?? 6;
+    const fitOptions = { budget, countTokens: counter.count, keepRecent };
+    const first = fitToWindow(view, fitOptions);
+    const compactAt = context.compactAt ?? 0.8;
+    const tokens = first.dropped === 0 && first.shrunk === 0 ? first.tokens : budget;
+    let compacted = false;
+    if (tokens >= budget * compactAt && this.summaryFailedAt === undefined) {
+      const end = compactionEnd(view, keepRecent);
+      if (end !== undefined) {
+        const outcome = await summarize({
+          provider: this.options.provider,
+          model: this.options.model,
+          modelId: this.options.modelId,
+          log: store.log,
+          view,
+          end,
+          timeoutMs: context.summaryTimeoutMs ?? 120_000,
+          maxChars: budget * 2,
+          ...(this.options.signal ? { signal: this.options.signal } : {}),
+        });
+        if (outcome.usage) this.addUsage(outcome.usage);
+        if (outcome.ok) {
+          store.append(outcome.message);
+          this.options.onEvent?.({ type: 'compaction', message: outcome.message });
+          view = compactedView(store.log);
+          compacted = true;
+        } else {
+          this.summaryFailedAt = store.log.length;
+          this.options.onEvent?.({ type: 'compaction_failed', error: outcome.error });
+        }
+      }
+    }
+    const fit = compacted ? fitToWindow(view, fitOptions) : first;
+    if (!fit.fits) return { error: `the system prompt, the task and the last ${keepRecent} messages alone exceed the context window of ${context.window} tokens` };
+    return fit.messages;
+  }
+
   /** Adds a reply's usage to the run's tokens and cost. */
   private count(reply: Reply): void {
-    if (!reply.usage) return;
-    const { inputTokens, outputTokens, cacheReadTokens = 0, cacheWriteTokens = 0 } = reply.usage;
+    if (reply.usage) this.addUsage(reply.usage);
+  }
+
+  private addUsage(usage: Usage): void {
+    const { inputTokens, outputTokens, cacheReadTokens = 0, cacheWriteTokens = 0 } = usage;
     this.tokens += inputTokens + outputTokens + cacheReadTokens + cacheWriteTokens;
-    const cost = this.options.costOf?.(reply.usage);
+    const cost = this.options.costOf?.(usage);
     this.cost = this.cost === undefined || cost === undefined ? undefined : this.cost + cost;
   }
 

@@ -47,6 +47,14 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         write(`${shown.join('\n')}\n${mark}\n`);
         break;
       }
+      case 'compaction':
+        newline();
+        write(`[context: older turns summarized to fit the window (up to message ${(event.message.meta?.compaction?.through ?? 0) + 1})]\n`);
+        break;
+      case 'compaction_failed':
+        newline();
+        write(`[context: no summary (${event.error}); the oldest turns are cut instead]\n`);
+        break;
       case 'turn':
         break;
     }

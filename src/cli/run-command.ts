@@ -1,4 +1,4 @@
-import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
+import { Agent, type AgentEvent, type ContextOptions, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, USAGE_EXIT_CODE, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
@@ -156,6 +156,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       costOf: (usage) => costOf(usage, info),
       auto: options.auto,
       loopDetector: new LoopDetector(),
+      ...(info.contextWindow ? { context: contextFor(info.contextWindow, info.maxOutputTokens, resolved.id) } : {}),
       signal: controller.signal,
       onEvent,
     });
@@ -188,6 +189,16 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     process.off('SIGTERM', onSigint);
     await session.close();
   }
+}
+
+/**
+ * How a model's window is shared: the reply keeps its own limit (at most 16k tokens, and at
+ * most a quarter of the window), the request gets the rest. OpenAI's models count tokens as
+ * the o200k tokenizer does; for the others counts get a margin.
+ */
+function contextFor(window: number, maxOutput: number | undefined, modelId: string): ContextOptions {
+  const reserve = Math.min(maxOutput ?? 16_000, 16_000, Math.floor(window / 4));
+  return { window, reserve, exactTokenizer: /^(openai|openrouter\/openai)\//.test(modelId) };
 }
 
 /** What a run's outcome means for the user and for scripts: its stop reason, answer and message. */

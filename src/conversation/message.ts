@@ -42,6 +42,11 @@ export interface MessageMeta {
   toolCalls?: NativeToolCall[];
   /** A message fence wrote to steer the model: a nudge to go on (`nudge`), a warning about repeats (`loop`). */
   notice?: 'nudge' | 'loop';
+  /**
+   * A summary fence had the model write to fit the context window: requests carry it instead
+   * of the log's messages after the task up to index `through` (which stay in the log).
+   */
+  compaction?: { through: number };
 }
 
 /**

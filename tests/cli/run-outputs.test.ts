@@ -118,3 +118,33 @@ describe('stop reasons and exit codes', () => {
     expect(result.stderr).toContain('stopped after 2 model requests (--max-turns)');
   });
 });
+
+describe('a long --auto run with a small context window', () => {
+  it('runs 300 steps to complete, summarizing and never sending more than the window allows', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ncontext_window = 8000\n');
+    const summary = (body: { messages?: { content?: unknown }[] }) => JSON.stringify(body.messages?.[0] ?? '').includes('You compact the history');
+    cli.server.route(summary, (r) => r.text('Steps so far: each printed a line of numbers; nothing failed.'));
+    for (let i = 0; i < 300; i++) cli.server.reply((r) => r.text(`Step ${i}.\n\`\`\`shell\nseq ${i} $((${i} + 40)) | paste -sd' '\n\`\`\`\n`));
+    cli.server.reply((r) => r.text('```complete\nRan 300 steps.\n```\n'));
+
+    const result = await runFence(['-m', 'local/test', '--auto', '--max-turns', '400', '--output-format', 'json', 'count for a while'], {
+      cwd: cli.dirs.workspace,
+      env: cli.env(),
+      timeoutMs: 240_000,
+    });
+
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stop_reason: 'complete', result: 'Ran 300 steps.', turns: 301 });
+    const { encode } = await import('gpt-tokenizer/encoding/o200k_base');
+    const requests = cli.server.requests.filter((request) => !summary(request.body));
+    expect(requests).toHaveLength(301);
+    // The window less the reply's reserve (a quarter of a small window).
+    const budget = 8000 - 2000;
+    for (const request of requests) {
+      const tokens = (request.body.messages ?? []).reduce((sum, message) => sum + encode(String(message.content ?? '')).length + 4, 0);
+      expect(tokens).toBeLessThanOrEqual(budget);
+    }
+    expect(cli.server.requests.filter((request) => summary(request.body)).length).toBeGreaterThan(0);
+    expect(result.stderr).toContain('[context: older turns summarized to fit the window');
+  }, 300_000);
+});

@@ -165,6 +165,11 @@ export interface FakeLlm {
   readonly connections: number;
   /** Queues a reply for the next request. */
   reply(build: (reply: ReplyBuilder) => unknown): FakeLlm;
+  /**
+   * Answers every request that `match` accepts with the reply `build` makes, before and
+   * without taking from the queue (e.g. the summary requests of compaction).
+   */
+  route(match: (body: WireBody) => boolean, build: (reply: ReplyBuilder) => unknown): FakeLlm;
   /** Resolves once `count` requests have been received. */
   waitForRequests(count: number): Promise<void>;
   /** Resolves when the response to request `index` (0-based) has closed: finished, cut, or left by the client. */
@@ -176,6 +181,7 @@ export interface FakeLlm {
 /** Starts a fake model server on 127.0.0.1 with a random port. */
 export async function startFakeLlm(): Promise<FakeLlm> {
   const queue: Script[] = [];
+  const routes: { match: (body: WireBody) => boolean; script: () => Script }[] = [];
   const requests: RecordedRequest[] = [];
   const closed: Promise<void>[] = [];
   const sockets = new Set<Socket>();
@@ -203,7 +209,12 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       const body = parseBody(Buffer.concat(chunks).toString('utf8'));
       // Like the real APIs, refuse a request whose native tool calls are not each answered once.
       const unpaired = format === 'unknown' ? [] : checkToolCallPairing({ body });
-      const script = format === 'unknown' ? undefined : unpaired.length > 0 ? invalidRequest(unpaired) : queue.shift();
+      const routed = format === 'unknown' ? undefined : routes.find((route) => route.match(body));
+      const script =
+        format === 'unknown' ? undefined
+        : unpaired.length > 0 ? invalidRequest(unpaired)
+        : routed ? routed.script()
+        : queue.shift();
       const recorded: RecordedRequest = {
         method: req.method ?? 'GET',
         path,
@@ -251,6 +262,17 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       const builder = new ReplyBuilder(() => `call_${++callIds}`);
       build(builder);
       queue.push(builder.script);
+      return fake;
+    },
+    route(match, build) {
+      routes.push({
+        match,
+        script: () => {
+          const builder = new ReplyBuilder(() => `call_${++callIds}`);
+          build(builder);
+          return builder.script;
+        },
+      });
       return fake;
     },
     waitForRequests(count) {
