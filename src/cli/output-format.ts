@@ -54,6 +54,8 @@ export type StreamJsonLine =
   | { type: 'tool_use'; session_id: string; tool: string; call_id?: string; input: Record<string, unknown> }
   | { type: 'tool_result'; session_id: string; tool: string; call_id?: string; output: string; is_error: boolean; full_output?: string }
   | { type: 'retry'; session_id: string; attempt: number; delay_ms: number; reason: string; restart?: true }
+  | { type: 'compaction'; session_id: string; ok: true; through: number; summary: string }
+  | { type: 'compaction'; session_id: string; ok: false; error: string }
   | ({ type: 'result' } & RunSummary);
 
 /** A stream-json writer: one call per line written, in run order. */
@@ -114,6 +116,10 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
         restarted = undefined;
         return [{ type: 'retry', session_id: sessionId, attempt: event.attempt, delay_ms: event.delayMs, reason: event.reason, ...(restart ? { restart } : {}) }];
       }
+      case 'compaction':
+        return [{ type: 'compaction', session_id: sessionId, ok: true, through: event.message.meta?.compaction?.through ?? 0, summary: event.message.content }];
+      case 'compaction_failed':
+        return [{ type: 'compaction', session_id: sessionId, ok: false, error: event.error }];
       case 'text':
       case 'turn':
       default:

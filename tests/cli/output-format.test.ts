@@ -195,6 +195,18 @@ describe('stream-json writer', () => {
     expect(lines().slice(1)).toEqual([{ type: 'assistant', session_id: 's1', text: 'partial' }]);
   });
 
+  it('reports a summary written to fit the context window, and a summary that failed', () => {
+    const { writer, lines } = collect();
+    writer.start(start);
+    const message = createMessage('system', 'Summary of the earlier conversation:\n\nRead 6 files.', { meta: { compaction: { through: 14 } } });
+    writer.event({ type: 'compaction', message });
+    writer.event({ type: 'compaction_failed', error: 'no summary within 120 s' });
+    expect(lines().slice(1)).toEqual([
+      { type: 'compaction', session_id: 's1', ok: true, through: 14, summary: 'Summary of the earlier conversation:\n\nRead 6 files.' },
+      { type: 'compaction', session_id: 's1', ok: false, error: 'no summary within 120 s' },
+    ]);
+  });
+
   it('keeps every line one line of valid JSON whatever the tool wrote: lone surrogates, line separators, control characters', () => {
     const { writer, raw, lines } = collect();
     const odd = 'bad \ud800 half \udfff\r\nnext\u2028para\u2029\u0000\u001b[31mred\u007f';
