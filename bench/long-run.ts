@@ -204,13 +204,16 @@ export async function longRunFigures(steps = 500): Promise<LongRunFigures> {
     const failed = store.log.filter((message) => message.meta?.toolResult && message.meta.isError);
     if (failed.length > 0) throw new Error(`${failed.length} shell steps failed; first: ${failed[0]?.content}`);
 
-    /** Step s (1-based): from the last frame of reply s - 1 to the arrival of request s. */
+    /**
+     * Step s (1-based): from the last frame of reply s - 1 to the arrival of request s's
+     * headers — fence's work and the shell, not the fake server's parsing of the body.
+     */
     const stepMs = (from: number, to: number): number => {
       const times: number[] = [];
       for (let step = from; step <= to; step++) {
         if (collected.has(step)) continue;
         const sent = requests[step - 1]?.lastFrameAt;
-        const next = requests[step]?.receivedAt;
+        const next = requests[step]?.arrivedAt;
         if (sent === undefined || next === undefined) throw new Error(`no timing for step ${step}`);
         times.push(next - sent);
       }

@@ -9,6 +9,7 @@ const recorded = (messages: WireMessage[]): RecordedRequest => ({
   body: { messages },
   scripted: true,
   receivedAt: 0,
+  arrivedAt: 0,
 });
 
 describe('the fake model server', () => {

@@ -145,6 +145,11 @@ export interface RecordedRequest {
   scripted: boolean;
   /** `performance.now()` when the whole request body had arrived (for benchmarks). */
   receivedAt: number;
+  /**
+   * `performance.now()` when the request's headers arrived: the client had done all its work
+   * for it (the body is built before it is sent), and the server none of its own yet.
+   */
+  arrivedAt: number;
   /** `performance.now()` when the last frame of the reply was handed to the socket, if any was. */
   lastFrameAt?: number;
 }
@@ -201,6 +206,7 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     });
 
   const server = createServer((req, res) => {
+    const arrivedAt = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -223,6 +229,7 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         body,
         scripted: script !== undefined,
         receivedAt: performance.now(),
+        arrivedAt,
       };
       requests.push(recorded);
       closed.push(new Promise((resolve) => res.on('close', () => resolve())));
