@@ -76,7 +76,7 @@ export interface ContextOptions {
   reserve: number;
   /** The model counts tokens as o200k does (OpenAI); other counts get a margin. */
   exactTokenizer?: boolean;
-  /** Share of the budget above which older turns are summarized (default 0.8). */
+  /** Share of the budget that, still exceeded once old outputs are shrunk, has older turns summarized (default 0.8). */
   compactAt?: number;
   /** Recent messages never summarized, shrunk or left out (default 6). */
   keepRecent?: number;
@@ -215,10 +215,11 @@ export class Agent {
 
   /**
    * The messages of the next request. Without a known window, the whole log. With one: the log
-   * as compaction left it; when that nears the budget, the model first summarizes the older
-   * turns (the summary is appended to the log); then old long tool outputs are cut to head and
-   * tail, and if need be the oldest steps are left out, so the request always fits. A summary
-   * that fails or takes too long only means cutting instead — the run never wedges.
+   * as compaction left it, with old long tool outputs cut to head and tail; when even that
+   * stays above the compaction threshold, the model summarizes the older turns (the summary is
+   * appended to the log); then, if need be, the oldest steps are left out, so the request
+   * always fits. A summary that fails or takes too long only means cutting instead — the run
+   * never wedges.
    */
   private async requestMessages(): Promise<readonly Message[] | { error: string }> {
     const { context, store } = this.options;
@@ -231,11 +232,10 @@ export class Agent {
     await counter.load();
     const keepRecent = context.keepRecent ?? 6;
     const fitOptions = { budget, countTokens: counter.count, keepRecent };
-    const first = fitToWindow(view, fitOptions);
-    const compactAt = context.compactAt ?? 0.8;
-    const tokens = first.dropped === 0 && first.shrunk === 0 ? first.tokens : budget;
-    let compacted = false;
-    if (tokens >= budget * compactAt && this.summaryFailedAt === undefined) {
+    // Shrinking old outputs comes first; when even that leaves the request over the threshold
+    // (steps would have to be left out), the model summarizes the older turns.
+    const soft = fitToWindow(view, { ...fitOptions, budget: Math.floor(budget * (context.compactAt ?? 0.8)) });
+    if (soft.dropped > 0 && this.summaryFailedAt === undefined) {
       const end = compactionEnd(view, keepRecent);
       if (end !== undefined) {
         const outcome = await summarize({
@@ -254,14 +254,13 @@ export class Agent {
           store.append(outcome.message);
           this.options.onEvent?.({ type: 'compaction', message: outcome.message });
           view = compactedView(store.log);
-          compacted = true;
         } else {
           this.summaryFailedAt = store.log.length;
           this.options.onEvent?.({ type: 'compaction_failed', error: outcome.error });
         }
       }
     }
-    const fit = compacted ? fitToWindow(view, fitOptions) : first;
+    const fit = fitToWindow(view, fitOptions);
     if (!fit.fits) return { error: `the system prompt, the task and the last ${keepRecent} messages alone exceed the context window of ${context.window} tokens` };
     return fit.messages;
   }
