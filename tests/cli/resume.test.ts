@@ -67,6 +67,31 @@ describe('kill -9, then --resume', () => {
     expect(existsSync(join(cli.dirs.home, 'sessions', id, 'session.lock'))).toBe(false);
   });
 
+  it('loses only the reply that was streaming when killed, and goes on', async () => {
+    cli.server.reply((r) => r.text('```shell\necho done-before\n```\n'));
+    cli.server.reply((r) => r.text('I am halfway through writing this reply').hang());
+    const first = startFence(['-n', 'work']);
+    const id = await waitForLog((log) => log.some((message) => message.meta?.toolResult));
+    await cli.server.waitForRequests(2);
+    first.kill('SIGKILL');
+    await first;
+    const before = readOnlySessionLog(cli.dirs.home);
+    expect(before.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'system']);
+
+    cli.server.reply((r) => r.text('Finished.'));
+    const resumed = await runFence(['-m', 'local/test', '-n', '--resume', id, 'finish the work'], { cwd: cli.dirs.workspace, env: cli.env() });
+
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toBe('Finished.');
+    const after = readOnlySessionLog(cli.dirs.home);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length).map((message) => [message.role, message.content])).toEqual([
+      ['user', 'finish the work'],
+      ['assistant', 'Finished.'],
+    ]);
+    expect(JSON.stringify(cli.server.requests.at(-1)?.body.messages)).toContain('done-before');
+  });
+
   it('refuses to resume a session another fence process is running, saying which', async () => {
     cli.server.reply((r) => r.text('Thinking').hang());
     const running = startFence(['-n', '--name', 'busy', 'think']);
