@@ -1,39 +1,23 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent, type AgentOptions } from '../../src/agent/agent';
 import { compactedView } from '../../src/agent/compaction';
-import { createMessage } from '../../src/conversation/message';
-import { readMessages, SessionStore } from '../../src/conversation/session-store';
+import { readMessages } from '../../src/conversation/session-store';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
-import { checkToolCallPairing, startFakeLlm, type FakeLlm, type RecordedRequest, type WireBody } from '../support/fake-llm';
+import { useAgentRig } from '../support/agent-session';
+import { checkToolCallPairing, type RecordedRequest, type WireBody } from '../support/fake-llm';
 import { fakeProvider } from '../support/fake-provider';
-import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
-
-let server: FakeLlm;
-let workspace: string;
-let home: string;
-let store: SessionStore;
+import { makeToolContext } from '../support/tool-context';
 
 const WINDOW = 4000;
 const RESERVE = 500;
 
+const rig = useAgentRig({ toolFormat: 'markdown', tools: ['read'], system: 'You are fence. Read files with ```read <path>```.' });
 beforeEach(async () => {
-  server = await startFakeLlm();
-  workspace = await makeTempWorkspace('fence-context-work-');
-  home = await makeTempWorkspace('fence-context-home-');
-  store = SessionStore.create(home, { id: 'test', model: 'local/test', workspace, toolFormat: 'markdown', tools: ['read'] });
-  store.append(createMessage('system', 'You are fence. Read files with ```read <path>```.', { pinned: true }));
-  // Twenty files of ~1,600 characters: each read adds ~400 tokens to the conversation.
-  for (let i = 0; i < 20; i++) await writeFile(join(workspace, `f${i}.txt`), `${`file ${i} line\n`.repeat(100)}`);
-});
-afterEach(async () => {
-  store.close();
-  await server.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
+  for (let i = 0; i < 20; i++) await writeFile(join(rig.workspace, `f${i}.txt`), `${`file ${i} line\n`.repeat(100)}`);
 });
 
 const isSummaryRequest = (body: WireBody) => JSON.stringify(body.messages?.[0] ?? '').includes('You compact the history');
@@ -44,15 +28,15 @@ function requestTokens(request: RecordedRequest): number {
 }
 
 async function makeAgent(options: Partial<AgentOptions> = {}) {
-  const { provider, model, modelId } = await fakeProvider(server, 'openai');
+  const { provider, model, modelId } = await fakeProvider(rig.server, 'openai');
   const events: AgentEvent[] = [];
   const agent = new Agent({
     provider,
     model,
     modelId,
     registry: new ToolRegistry([readTool]),
-    store,
-    toolContext: makeToolContext(workspace),
+    store: rig.store,
+    toolContext: makeToolContext(rig.workspace),
     context: { window: WINDOW, reserve: RESERVE, exactTokenizer: true },
     maxTurns: 100,
     onEvent: (event) => events.push(event),
@@ -62,23 +46,23 @@ async function makeAgent(options: Partial<AgentOptions> = {}) {
 }
 
 function queueReads(count: number): void {
-  for (let i = 0; i < count; i++) server.reply((r) => r.text(`Reading file ${i}.\n\`\`\`read f${i}.txt\n\`\`\`\n`));
-  server.reply((r) => r.text('All files read.'));
+  for (let i = 0; i < count; i++) rig.server.reply((r) => r.text(`Reading file ${i}.\n\`\`\`read f${i}.txt\n\`\`\`\n`));
+  rig.server.reply((r) => r.text('All files read.'));
 }
 
 describe('keeping requests inside the context window', () => {
   it('summarizes older turns when the conversation nears the window, and keeps every request inside it', async () => {
-    server.route(isSummaryRequest, (r) => r.text('Files f0 to f5 were read; each holds 100 lines "file N line".'));
+    rig.server.route(isSummaryRequest, (r) => r.text('Files f0 to f5 were read; each holds 100 lines "file N line".'));
     queueReads(20);
     const { agent, events } = await makeAgent();
 
     expect(await agent.run('Read the twenty files one by one.')).toEqual({ status: 'done', answer: 'All files read.' });
 
-    const requests = server.requests.filter((request) => !isSummaryRequest(request.body));
+    const requests = rig.server.requests.filter((request) => !isSummaryRequest(request.body));
     expect(requests).toHaveLength(21);
     for (const request of requests) expect(requestTokens(request)).toBeLessThanOrEqual(WINDOW - RESERVE);
-    expect(server.requests.flatMap(checkToolCallPairing)).toEqual([]);
-    const summaries = store.log.filter((message) => message.meta?.compaction);
+    expect(rig.server.requests.flatMap(checkToolCallPairing)).toEqual([]);
+    const summaries = rig.store.log.filter((message) => message.meta?.compaction);
     expect(summaries.length).toBeGreaterThan(0);
     expect(events.filter((event) => event.type === 'compaction')).toHaveLength(summaries.length);
     // The task and the system prompt travel in every request; the summary replaces what it covers.
@@ -87,36 +71,36 @@ describe('keeping requests inside the context window', () => {
     expect(last).toContain('You are fence.');
     expect(last).toContain('Files f0 to f5 were read');
     // Nothing left the log: every read result is still there, in order.
-    const log = readMessages(store.dir);
+    const log = readMessages(rig.store.dir);
     expect(log.filter((message) => message.meta?.toolResult)).toHaveLength(20);
     expect(compactedView(log).length).toBeLessThan(log.length);
   });
 
   it('cuts the oldest turns instead when the summary fails, and still finishes inside the window', async () => {
-    server.route(isSummaryRequest, (r) => r.status(400, { message: 'summaries are not available' }));
+    rig.server.route(isSummaryRequest, (r) => r.status(400, { message: 'summaries are not available' }));
     queueReads(20);
     const { agent, events } = await makeAgent();
 
     expect(await agent.run('Read the twenty files one by one.')).toEqual({ status: 'done', answer: 'All files read.' });
 
-    const requests = server.requests.filter((request) => !isSummaryRequest(request.body));
+    const requests = rig.server.requests.filter((request) => !isSummaryRequest(request.body));
     for (const request of requests) expect(requestTokens(request)).toBeLessThanOrEqual(WINDOW - RESERVE);
-    expect(server.requests.flatMap(checkToolCallPairing)).toEqual([]);
+    expect(rig.server.requests.flatMap(checkToolCallPairing)).toEqual([]);
     // Asked once; after a failure fence cuts rather than asking on every step.
-    expect(server.requests.filter((request) => isSummaryRequest(request.body))).toHaveLength(1);
+    expect(rig.server.requests.filter((request) => isSummaryRequest(request.body))).toHaveLength(1);
     expect(events.some((event) => event.type === 'compaction_failed')).toBe(true);
     expect(JSON.stringify(requests.at(-1)?.body.messages)).toMatch(/earlier messages were left out to fit the context window/);
   });
 
   it('counts the summary toward cost and tokens, not toward turns', async () => {
-    server.route(isSummaryRequest, (r) => r.text('Summary.').usage({ input: 3000, output: 50 }));
+    rig.server.route(isSummaryRequest, (r) => r.text('Summary.').usage({ input: 3000, output: 50 }));
     queueReads(20);
     const { agent } = await makeAgent({ costOf: (usage) => (usage.inputTokens + usage.outputTokens) / 1e6 });
 
     await agent.run('Read the twenty files one by one.');
 
     expect(agent.turnCount).toBe(21);
-    const summaryCount = server.requests.filter((request) => isSummaryRequest(request.body)).length;
+    const summaryCount = rig.server.requests.filter((request) => isSummaryRequest(request.body)).length;
     expect(summaryCount).toBeGreaterThan(0);
     expect(agent.tokenCount).toBeGreaterThanOrEqual(summaryCount * 3050);
   });

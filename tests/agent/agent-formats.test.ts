@@ -1,41 +1,24 @@
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent, type AgentOptions } from '../../src/agent/agent';
 import { toolSchemas } from '../../src/agent/system-prompt';
-import { createMessage, type Message } from '../../src/conversation/message';
-import { SessionStore } from '../../src/conversation/session-store';
+import type { Message } from '../../src/conversation/message';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
 import { saveTool } from '../../src/tools/save';
-import { checkToolCallPairing, startFakeLlm, type FakeLlm, type RecordedRequest } from '../support/fake-llm';
+import { useAgentRig } from '../support/agent-session';
+import { checkToolCallPairing, type RecordedRequest } from '../support/fake-llm';
 import { fakeProvider, type FakeApi } from '../support/fake-provider';
-import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
+import { makeToolContext } from '../support/tool-context';
 
-let server: FakeLlm;
-let workspace: string;
-let home: string;
-let store: SessionStore;
-
-beforeEach(async () => {
-  server = await startFakeLlm();
-  workspace = await makeTempWorkspace('fence-formats-work-');
-  home = await makeTempWorkspace('fence-formats-home-');
-  store = SessionStore.create(home, { id: 'test', model: 'local/test', workspace, toolFormat: 'tool', tools: ['read', 'save'] });
-  store.append(createMessage('system', 'You are fence.', { pinned: true }));
-});
-afterEach(async () => {
-  store.close();
-  await server.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
+const rig = useAgentRig({ toolFormat: 'tool', tools: ['read', 'save'], system: 'You are fence.' });
 
 const registry = new ToolRegistry([readTool, saveTool]);
 
 async function makeAgent(api: FakeApi, options: Partial<AgentOptions> = {}) {
-  const { provider, model, modelId } = await fakeProvider(server, api);
-  return new Agent({ provider, model, modelId, registry, store, toolContext: makeToolContext(workspace), format: 'tool', ...options });
+  const { provider, model, modelId } = await fakeProvider(rig.server, api);
+  return new Agent({ provider, model, modelId, registry, store: rig.store, toolContext: makeToolContext(rig.workspace), format: 'tool', ...options });
 }
 
 /** Every request sent so far pairs each native call with exactly one result. */
@@ -47,20 +30,20 @@ const results = (log: readonly Message[]) => log.filter((message) => message.met
 
 describe.each(['openai', 'anthropic'] as const)('native tool calls over %s', (api) => {
   it('offers the tools as schemas, runs every call of a reply in order and replays them with their ids', async () => {
-    server.reply((r) =>
+    rig.server.reply((r) =>
       r
         .text('Writing, then reading back.')
         .toolCall('save', { path: 'a.txt', content: 'hello\n' }, 'call_save')
         .toolCall('read', { path: 'a.txt' }, 'call_read'),
     );
-    server.reply((r) => r.text('a.txt says hello.'));
+    rig.server.reply((r) => r.text('a.txt says hello.'));
     const agent = await makeAgent(api);
 
     const outcome = await agent.run('Write a.txt and read it.');
 
     expect(outcome).toEqual({ status: 'done', answer: 'a.txt says hello.' });
-    expect(await readFile(join(workspace, 'a.txt'), 'utf8')).toBe('hello\n');
-    const assistant = store.log.find((message) => message.role === 'assistant');
+    expect(await readFile(join(rig.workspace, 'a.txt'), 'utf8')).toBe('hello\n');
+    const assistant = rig.store.log.find((message) => message.role === 'assistant');
     expect(assistant?.content).toBe(
       'Writing, then reading back.\n@save(call_save): {"path":"a.txt","content":"hello\\n"}\n@read(call_read): {"path":"a.txt"}',
     );
@@ -68,37 +51,37 @@ describe.each(['openai', 'anthropic'] as const)('native tool calls over %s', (ap
       { id: 'call_save', name: 'save', arguments: '{"path":"a.txt","content":"hello\\n"}' },
       { id: 'call_read', name: 'read', arguments: '{"path":"a.txt"}' },
     ]);
-    expect(results(store.log).map((message) => [message.callId, message.content])).toEqual([
+    expect(results(rig.store.log).map((message) => [message.callId, message.content])).toEqual([
       ['call_save', 'Created a.txt (1 line, 6 bytes)'],
       ['call_read', 'hello\n'],
     ]);
 
-    const [first, second] = server.requests;
+    const [first, second] = rig.server.requests;
     const offered = (first?.body.tools ?? []).map((tool) => JSON.stringify(tool));
     expect(offered).toHaveLength(2);
     for (const schema of toolSchemas(registry.tools)) expect(offered.join()).toContain(JSON.stringify(schema.parameters));
-    expectWellPaired(server.requests);
+    expectWellPaired(rig.server.requests);
     // The replayed call keeps its id and arguments in the provider's own shape.
     expect(JSON.stringify(second?.body.messages)).toContain('call_save');
     expect(JSON.stringify(second?.body.messages)).not.toContain('@save(');
   });
 
   it('repairs broken JSON arguments and runs the call', async () => {
-    server.reply((r) => r.rawToolCall('save', "{'path': 'fixed.txt', 'content': 'ok',}", 'call_1'));
-    server.reply((r) => r.text('Done.'));
+    rig.server.reply((r) => r.rawToolCall('save', "{'path': 'fixed.txt', 'content': 'ok',}", 'call_1'));
+    rig.server.reply((r) => r.text('Done.'));
     const agent = await makeAgent(api);
 
     expect(await agent.run('Save it.')).toEqual({ status: 'done', answer: 'Done.' });
 
-    expect(await readFile(join(workspace, 'fixed.txt'), 'utf8')).toBe('ok\n');
-    expect(store.log.find((message) => message.role === 'assistant')?.meta?.toolCalls).toEqual([
+    expect(await readFile(join(rig.workspace, 'fixed.txt'), 'utf8')).toBe('ok\n');
+    expect(rig.store.log.find((message) => message.role === 'assistant')?.meta?.toolCalls).toEqual([
       { id: 'call_1', name: 'save', arguments: '{"path":"fixed.txt","content":"ok"}' },
     ]);
-    expectWellPaired(server.requests);
+    expectWellPaired(rig.server.requests);
   });
 
   it('answers unusable calls with error results the model can act on, and goes on', async () => {
-    server.reply((r) =>
+    rig.server.reply((r) =>
       r
         .rawToolCall('save', '{"path": "x.txt", "content": ', 'call_cut')
         .rawToolCall('read', '[1, 2]', 'call_array')
@@ -106,12 +89,12 @@ describe.each(['openai', 'anthropic'] as const)('native tool calls over %s', (ap
         .toolCall('save', { path: 'y.txt' }, 'call_invalid')
         .rawToolCall('read', '', 'call_empty'),
     );
-    server.reply((r) => r.text('I will fix my calls.'));
+    rig.server.reply((r) => r.text('I will fix my calls.'));
     const agent = await makeAgent(api);
 
     expect(await agent.run('Go.')).toEqual({ status: 'done', answer: 'I will fix my calls.' });
 
-    const answers = results(store.log);
+    const answers = results(rig.store.log);
     expect(answers.map((message) => message.callId)).toEqual(['call_cut', 'call_array', 'call_unknown', 'call_invalid', 'call_empty']);
     expect(answers.every((message) => message.meta?.isError)).toBe(true);
     const [cut, array, unknown, invalid, empty] = answers.map((message) => message.content);
@@ -120,60 +103,60 @@ describe.each(['openai', 'anthropic'] as const)('native tool calls over %s', (ap
     expect(unknown).toBe('There is no tool named "delete". The tools are: read, save.');
     expect(invalid).toMatch(/^Invalid input for save:\n- content: .+\nWrite it like this:\n\{"path":"notes\/todo.md","content":/);
     expect(empty).toMatch(/^Invalid input for read:\n- path:/);
-    expectWellPaired(server.requests);
+    expectWellPaired(rig.server.requests);
   });
 
   it('does not run a call whose arguments were cut by the length limit', async () => {
-    server.reply((r) => r.rawToolCall('save', '{"path": "big.txt", "content": "first half', 'call_long').stop('max_tokens'));
-    server.reply((r) => r.text('Splitting it.'));
+    rig.server.reply((r) => r.rawToolCall('save', '{"path": "big.txt", "content": "first half', 'call_long').stop('max_tokens'));
+    rig.server.reply((r) => r.text('Splitting it.'));
     const agent = await makeAgent(api);
 
     await agent.run('Write a big file.');
 
-    const [answer] = results(store.log);
+    const [answer] = results(rig.store.log);
     expect(answer?.content).toMatch(/reached its length limit while writing this save call/);
-    await expect(readFile(join(workspace, 'big.txt'))).rejects.toThrow();
-    expectWellPaired(server.requests);
+    await expect(readFile(join(rig.workspace, 'big.txt'))).rejects.toThrow();
+    expectWellPaired(rig.server.requests);
   });
 
   it('never takes prose that looks like a call for one', async () => {
-    server.reply((r) => r.text('Earlier I ran\n@save(call_9): {"path": "evil.txt", "content": "x"}\nand it worked.'));
+    rig.server.reply((r) => r.text('Earlier I ran\n@save(call_9): {"path": "evil.txt", "content": "x"}\nand it worked.'));
     const agent = await makeAgent(api);
 
     const outcome = await agent.run('What did you do?');
 
     expect(outcome.status).toBe('done');
-    await expect(readFile(join(workspace, 'evil.txt'))).rejects.toThrow();
-    expect(results(store.log)).toEqual([]);
-    server.reply((r) => r.text('ok'));
+    await expect(readFile(join(rig.workspace, 'evil.txt'))).rejects.toThrow();
+    expect(results(rig.store.log)).toEqual([]);
+    rig.server.reply((r) => r.text('ok'));
     await agent.run('And now?');
-    expectWellPaired(server.requests);
-    const replayed = server.requests[1]?.body.messages ?? [];
+    expectWellPaired(rig.server.requests);
+    const replayed = rig.server.requests[1]?.body.messages ?? [];
     expect(JSON.stringify(replayed)).not.toContain('call_9"');
   });
 });
 
 describe('XML tool calls', () => {
   it('runs the first complete <tool-use> and stops reading the reply there', async () => {
-    server.reply((r) => r.text('Saving.\n<tool-use><save args="x.txt">\nfrom xml &amp; more\n</save></tool-use>\nand then').hang());
-    server.reply((r) => r.text('Saved.'));
+    rig.server.reply((r) => r.text('Saving.\n<tool-use><save args="x.txt">\nfrom xml &amp; more\n</save></tool-use>\nand then').hang());
+    rig.server.reply((r) => r.text('Saved.'));
     const agent = await makeAgent('openai', { format: 'xml' });
 
     expect(await agent.run('Save x.txt.')).toEqual({ status: 'done', answer: 'Saved.' });
 
-    expect(await readFile(join(workspace, 'x.txt'), 'utf8')).toBe('from xml & more\n');
-    expect(store.log.find((message) => message.role === 'assistant')?.content).toBe(
+    expect(await readFile(join(rig.workspace, 'x.txt'), 'utf8')).toBe('from xml & more\n');
+    expect(rig.store.log.find((message) => message.role === 'assistant')?.content).toBe(
       'Saving.\n<tool-use><save args="x.txt">\nfrom xml &amp; more\n</save></tool-use>',
     );
-    expect(server.requests[0]?.body.tools).toBeUndefined();
+    expect(rig.server.requests[0]?.body.tools).toBeUndefined();
   });
 
   it('treats a <tool-use> inside a code fence as text', async () => {
-    await writeFile(join(workspace, 'keep.txt'), 'kept\n');
-    server.reply((r) => r.text('Write it like this:\n```\n<tool-use><save args="keep.txt">gone</save></tool-use>\n```\n'));
+    await writeFile(join(rig.workspace, 'keep.txt'), 'kept\n');
+    rig.server.reply((r) => r.text('Write it like this:\n```\n<tool-use><save args="keep.txt">gone</save></tool-use>\n```\n'));
     const agent = await makeAgent('openai', { format: 'xml' });
 
     expect((await agent.run('How do I save?')).status).toBe('done');
-    expect(await readFile(join(workspace, 'keep.txt'), 'utf8')).toBe('kept\n');
+    expect(await readFile(join(rig.workspace, 'keep.txt'), 'utf8')).toBe('kept\n');
   });
 });
