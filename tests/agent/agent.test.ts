@@ -1,45 +1,30 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent, type AgentOptions } from '../../src/agent/agent';
-import { readMessages, SessionStore } from '../../src/conversation/session-store';
+import { readMessages } from '../../src/conversation/session-store';
 import type { RetryOptions } from '../../src/llm/retry';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
 import { saveTool } from '../../src/tools/save';
-import { startFakeLlm, type FakeLlm, type WireMessage } from '../support/fake-llm';
+import { useAgentRig } from '../support/agent-session';
+import type { WireMessage } from '../support/fake-llm';
 import { fakeProvider } from '../support/fake-provider';
-import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
+import { makeToolContext } from '../support/tool-context';
 
-let server: FakeLlm;
-let workspace: string;
-let home: string;
-let store: SessionStore;
+const rig = useAgentRig({ toolFormat: 'markdown', tools: ['read', 'save'] });
 
-beforeEach(async () => {
-  server = await startFakeLlm();
-  workspace = await makeTempWorkspace('fence-agent-work-');
-  home = await makeTempWorkspace('fence-agent-home-');
-  store = SessionStore.create(home, { id: 'test', model: 'local/test', workspace, toolFormat: 'markdown', tools: ['read', 'save'] });
-});
-afterEach(async () => {
-  store.close();
-  await server.close();
-  await rm(workspace, { recursive: true, force: true });
-  await rm(home, { recursive: true, force: true });
-});
-
-/** An agent over the fake server with the read and save tools, recording its events. */
+/** An agent over the fake rig.server with the read and save tools, recording its events. */
 async function makeAgent(options: Partial<AgentOptions> & { retry?: RetryOptions } = {}) {
-  const { provider, model, modelId } = await fakeProvider(server, 'openai', options.retry);
+  const { provider, model, modelId } = await fakeProvider(rig.server, 'openai', options.retry);
   const events: AgentEvent[] = [];
   const agent = new Agent({
     provider,
     model,
     modelId,
     registry: new ToolRegistry([readTool, saveTool]),
-    store,
-    toolContext: makeToolContext(workspace),
+    store: rig.store,
+    toolContext: makeToolContext(rig.workspace),
     onEvent: (event) => events.push(event),
     ...options,
   });
@@ -51,16 +36,16 @@ const wireText = (message: WireMessage | undefined): string => (typeof message?.
 
 describe('Agent.run', () => {
   it('appends user, assistant and tool-result messages in order and stops at a reply without a block', async () => {
-    await writeFile(join(workspace, 'a.txt'), 'hello from a\n');
-    server.reply((r) => r.text("I'll read it.\n```read a.txt\n```\nand then I would guess.").hang());
-    server.reply((r) => r.text('It says hello.'));
+    await writeFile(join(rig.workspace, 'a.txt'), 'hello from a\n');
+    rig.server.reply((r) => r.text("I'll read it.\n```read a.txt\n```\nand then I would guess.").hang());
+    rig.server.reply((r) => r.text('It says hello.'));
     const { agent, events } = await makeAgent();
 
     const outcome = await agent.run('What is in a.txt?');
 
     expect(outcome).toEqual({ status: 'done', answer: 'It says hello.' });
-    expect(store.log.map((m) => m.role)).toEqual(['user', 'assistant', 'system', 'assistant']);
-    const [user, call, result, answer] = store.log;
+    expect(rig.store.log.map((m) => m.role)).toEqual(['user', 'assistant', 'system', 'assistant']);
+    const [user, call, result, answer] = rig.store.log;
     expect(user?.content).toBe('What is in a.txt?');
     expect(call?.content).toBe("I'll read it.\n```read a.txt\n```");
     expect(call?.meta).toMatchObject({ model: 'local/test', stopReason: 'tool_use' });
@@ -72,87 +57,87 @@ describe('Agent.run', () => {
     expect(agent.turnCount).toBe(2);
 
     // Appended to the file as they completed, not only kept in memory.
-    expect(readMessages(store.dir)).toEqual(store.log);
+    expect(readMessages(rig.store.dir)).toEqual(rig.store.log);
 
     const kinds = events.filter((e) => e.type !== 'text').map((e) => e.type);
     expect(kinds).toEqual(['turn', 'reply_end', 'tool_start', 'tool_end', 'turn', 'reply_end']);
   });
 
   it('sends every earlier message with each request', async () => {
-    await writeFile(join(workspace, 'a.txt'), 'alpha\n');
-    server.reply((r) => r.text('```read a.txt\n```'));
-    server.reply((r) => r.text('```save b.txt\nbeta\n```'));
-    server.reply((r) => r.text('Copied.'));
+    await writeFile(join(rig.workspace, 'a.txt'), 'alpha\n');
+    rig.server.reply((r) => r.text('```read a.txt\n```'));
+    rig.server.reply((r) => r.text('```save b.txt\nbeta\n```'));
+    rig.server.reply((r) => r.text('Copied.'));
     const { agent } = await makeAgent();
 
     expect(await agent.run('Copy a.txt to b.txt.')).toMatchObject({ status: 'done' });
 
-    expect(server.requests.map((request) => request.body.messages?.length)).toEqual([1, 3, 5]);
-    const last = server.requests.at(-1)?.body.messages ?? [];
+    expect(rig.server.requests.map((request) => request.body.messages?.length)).toEqual([1, 3, 5]);
+    const last = rig.server.requests.at(-1)?.body.messages ?? [];
     expect(last.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
     expect(wireText(last[0])).toBe('Copy a.txt to b.txt.');
     expect(wireText(last[1])).toBe('```read a.txt\n```');
     expect(wireText(last[2])).toContain('alpha');
     expect(wireText(last[3])).toBe('```save b.txt\nbeta\n```');
     expect(wireText(last[4])).toContain('b.txt');
-    expect(store.log).toHaveLength(6);
+    expect(rig.store.log).toHaveLength(6);
   });
 
   it('gives a failing tool an error result and goes on', async () => {
-    server.reply((r) => r.text('```read missing.txt\n```'));
-    server.reply((r) => r.text('There is no such file.'));
+    rig.server.reply((r) => r.text('```read missing.txt\n```'));
+    rig.server.reply((r) => r.text('There is no such file.'));
     const { agent } = await makeAgent();
 
     const outcome = await agent.run('Read missing.txt.');
 
     expect(outcome).toEqual({ status: 'done', answer: 'There is no such file.' });
-    const result = store.log[2];
+    const result = rig.store.log[2];
     expect(result?.role).toBe('system');
     expect(result?.content).toContain('missing.txt');
     expect(result?.meta).toMatchObject({ toolResult: true, tool: 'read', isError: true });
-    expect(wireText(server.requests[1]?.body.messages?.at(-1))).toContain('missing.txt');
+    expect(wireText(rig.server.requests[1]?.body.messages?.at(-1))).toContain('missing.txt');
   });
 
   it('stops after maxTurns requests', async () => {
-    await writeFile(join(workspace, 'a.txt'), 'again\n');
-    server.reply((r) => r.text('```read a.txt\n```'));
-    server.reply((r) => r.text('Once more.\n```read a.txt\n```'));
-    server.reply((r) => r.text('never requested'));
+    await writeFile(join(rig.workspace, 'a.txt'), 'again\n');
+    rig.server.reply((r) => r.text('```read a.txt\n```'));
+    rig.server.reply((r) => r.text('Once more.\n```read a.txt\n```'));
+    rig.server.reply((r) => r.text('never requested'));
     const { agent } = await makeAgent({ maxTurns: 2 });
 
     const outcome = await agent.run('Loop.');
 
     expect(outcome).toEqual({ status: 'max_turns', answer: 'Once more.\n```read a.txt\n```', turns: 2 });
-    expect(server.requests).toHaveLength(2);
-    expect(server.pending).toBe(1);
-    expect(store.log.map((m) => m.role)).toEqual(['user', 'assistant', 'system', 'assistant', 'system']);
+    expect(rig.server.requests).toHaveLength(2);
+    expect(rig.server.pending).toBe(1);
+    expect(rig.store.log.map((m) => m.role)).toEqual(['user', 'assistant', 'system', 'assistant', 'system']);
   });
 
   it('ends with an error and keeps the partial text, marked interrupted', async () => {
-    server.reply((r) => r.text('Half of an ans').cut());
+    rig.server.reply((r) => r.text('Half of an ans').cut());
     const { agent } = await makeAgent({ retry: { maxAttempts: 1 } });
 
     const outcome = await agent.run('Answer.');
 
     expect(outcome.status).toBe('error');
     expect(outcome.status === 'error' && outcome.error).toMatch(/\S/);
-    expect(store.log.map((m) => m.role)).toEqual(['user', 'assistant']);
-    expect(store.log[1]?.content).toBe('Half of an ans');
-    expect(store.log[1]?.meta).toMatchObject({ interrupted: true, stopReason: 'error' });
+    expect(rig.store.log.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(rig.store.log[1]?.content).toBe('Half of an ans');
+    expect(rig.store.log[1]?.meta).toMatchObject({ interrupted: true, stopReason: 'error' });
   });
 
   it('appends no assistant message when an error leaves no text', async () => {
-    server.reply((r) => r.status(401));
+    rig.server.reply((r) => r.status(401));
     const { agent } = await makeAgent();
 
     const outcome = await agent.run('Answer.');
 
     expect(outcome).toMatchObject({ status: 'error', error: expect.stringContaining('401') });
-    expect(store.log.map((m) => m.role)).toEqual(['user']);
+    expect(rig.store.log.map((m) => m.role)).toEqual(['user']);
   });
 
   it('ends with aborted when its signal aborts mid-reply, keeping the text so far', async () => {
-    server.reply((r) => r.text('Let me think').hang());
+    rig.server.reply((r) => r.text('Let me think').hang());
     const controller = new AbortController();
     const { agent } = await makeAgent({
       signal: controller.signal,
@@ -162,35 +147,35 @@ describe('Agent.run', () => {
     });
 
     expect(await agent.run('Think.')).toEqual({ status: 'aborted' });
-    expect(store.log[1]).toMatchObject({ role: 'assistant', content: 'Let me think', meta: { interrupted: true, stopReason: 'aborted' } });
-    await server.responseClosed(0);
+    expect(rig.store.log[1]).toMatchObject({ role: 'assistant', content: 'Let me think', meta: { interrupted: true, stopReason: 'aborted' } });
+    await rig.server.responseClosed(0);
   });
 
   it('shares the history between prompts run one after another', async () => {
-    server.reply((r) => r.text('First answer.'));
-    server.reply((r) => r.text('Second answer.'));
+    rig.server.reply((r) => r.text('First answer.'));
+    rig.server.reply((r) => r.text('Second answer.'));
     const { agent } = await makeAgent();
 
     expect(await agent.run('First question.')).toEqual({ status: 'done', answer: 'First answer.' });
     expect(await agent.run('Second question.')).toEqual({ status: 'done', answer: 'Second answer.' });
 
-    const second = server.requests[1]?.body.messages ?? [];
+    const second = rig.server.requests[1]?.body.messages ?? [];
     expect(second.map((m) => [m.role, wireText(m)])).toEqual([
       ['user', 'First question.'],
       ['assistant', 'First answer.'],
       ['user', 'Second question.'],
     ]);
-    expect(store.log.map((m) => m.content)).toEqual(['First question.', 'First answer.', 'Second question.', 'Second answer.']);
+    expect(rig.store.log.map((m) => m.content)).toEqual(['First question.', 'First answer.', 'Second question.', 'Second answer.']);
     expect(agent.turnCount).toBe(2);
   });
 
   it('counts maxTurns over all prompts of its life', async () => {
-    server.reply((r) => r.text('One.'));
-    server.reply((r) => r.text('not requested'));
+    rig.server.reply((r) => r.text('One.'));
+    rig.server.reply((r) => r.text('not requested'));
     const { agent } = await makeAgent({ maxTurns: 1 });
 
     expect(await agent.run('First.')).toEqual({ status: 'done', answer: 'One.' });
     expect(await agent.run('Second.')).toEqual({ status: 'max_turns', answer: '', turns: 1 });
-    expect(server.requests).toHaveLength(1);
+    expect(rig.server.requests).toHaveLength(1);
   });
 });

@@ -1,18 +1,16 @@
-import { rm } from 'node:fs/promises';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent } from '../../src/agent/agent';
 import { createStreamJsonWriter, jsonResult, usageTotals, type RunSummary, type SessionStart } from '../../src/cli/output-format';
 import { createMessage, type Message } from '../../src/conversation/message';
-import { SessionStore } from '../../src/conversation/session-store';
 import type { ToolUse } from '../../src/parse/tool-use';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
 import type { ToolRunOutcome } from '../../src/tools/run-tool-use';
 import { saveTool } from '../../src/tools/save';
-import { startFakeLlm, type FakeLlm } from '../support/fake-llm';
+import { useAgentRig } from '../support/agent-session';
 import { fakeProvider } from '../support/fake-provider';
-import { makeTempWorkspace, makeToolContext } from '../support/tool-context';
+import { makeToolContext } from '../support/tool-context';
 
 /** A stream-json writer whose lines are collected, each checked to be one line of JSON. */
 function collect() {
@@ -310,50 +308,33 @@ describe('usageTotals', () => {
 });
 
 describe('stream-json of a real run', () => {
-  let server: FakeLlm;
-  let workspace: string;
-  let home: string;
-  let store: SessionStore;
-
-  beforeEach(async () => {
-    server = await startFakeLlm();
-    workspace = await makeTempWorkspace('fence-output-work-');
-    home = await makeTempWorkspace('fence-output-home-');
-    store = SessionStore.create(home, { id: 'run-1', model: 'local/test', workspace, toolFormat: 'tool', tools: ['read', 'save'] });
-    store.append(createMessage('system', 'You are fence.', { pinned: true }));
-  });
-  afterEach(async () => {
-    store.close();
-    await server.close();
-    await rm(workspace, { recursive: true, force: true });
-    await rm(home, { recursive: true, force: true });
-  });
+  const rig = useAgentRig({ toolFormat: 'tool', tools: ['read', 'save'], system: 'You are fence.' });
 
   it('reports a retried and a restarted request, native calls (one refused) and the answer, matching the session log', async () => {
-    server.reply((r) => r.status(503));
-    server.reply((r) => r.text('Sav').cut());
-    server.reply((r) =>
+    rig.server.reply((r) => r.status(503));
+    rig.server.reply((r) => r.text('Sav').cut());
+    rig.server.reply((r) =>
       r
         .text('Saving.')
         .toolCall('save', { path: 'a.txt', content: 'hi\n' }, 'call_save')
         .rawToolCall('read', '[1, 2]', 'call_bad')
         .usage({ input: 100, output: 20, cacheRead: 50 }),
     );
-    server.reply((r) => r.text('Saved a.txt.').usage({ input: 160, output: 6 }));
-    const { provider, model, modelId } = await fakeProvider(server, 'openai');
+    rig.server.reply((r) => r.text('Saved a.txt.').usage({ input: 160, output: 6 }));
+    const { provider, model, modelId } = await fakeProvider(rig.server, 'openai');
     const { writer, lines } = collect();
     const agent = new Agent({
       provider,
       model,
       modelId,
       registry: new ToolRegistry([readTool, saveTool]),
-      store,
-      toolContext: makeToolContext(workspace),
+      store: rig.store,
+      toolContext: makeToolContext(rig.workspace),
       format: 'tool',
       onEvent: (event) => writer.event(event),
     });
 
-    writer.start({ session_id: 'run-1', model: modelId, tool_format: 'tool', tools: ['read', 'save'], cwd: workspace });
+    writer.start({ session_id: 'run-1', model: modelId, tool_format: 'tool', tools: ['read', 'save'], cwd: rig.workspace });
     const outcome = await agent.run('Save a.txt.');
     writer.result({
       result: outcome.status === 'done' ? outcome.answer : '',
@@ -361,7 +342,7 @@ describe('stream-json of a real run', () => {
       stop_reason: 'done',
       is_error: false,
       turns: agent.turnCount,
-      usage: usageTotals(store.log),
+      usage: usageTotals(rig.store.log),
       cost_usd: null,
       duration_ms: 0,
     });
@@ -372,7 +353,7 @@ describe('stream-json of a real run', () => {
     const [, retry, restart, firstReply, save, saved, bad, refused, answer, result] = written;
     expect(retry).toEqual({ type: 'retry', session_id: 'run-1', attempt: 2, delay_ms: expect.any(Number) as number, reason: expect.stringContaining('503') as string });
     expect(restart).toEqual({ type: 'retry', session_id: 'run-1', attempt: 3, delay_ms: expect.any(Number) as number, reason: expect.any(String) as string, restart: true });
-    const assistants = store.log.filter((message) => message.role === 'assistant');
+    const assistants = rig.store.log.filter((message) => message.role === 'assistant');
     expect(firstReply).toEqual({
       type: 'assistant',
       session_id: 'run-1',
@@ -382,7 +363,7 @@ describe('stream-json of a real run', () => {
     });
     expect(save).toEqual({ type: 'tool_use', session_id: 'run-1', tool: 'save', call_id: 'call_save', input: { path: 'a.txt', content: 'hi\n' } });
     expect(bad).toEqual({ type: 'tool_use', session_id: 'run-1', tool: 'read', call_id: 'call_bad', input: {} });
-    const toolResults = store.log.filter((message) => message.meta?.toolResult);
+    const toolResults = rig.store.log.filter((message) => message.meta?.toolResult);
     expect(saved).toEqual({ type: 'tool_result', session_id: 'run-1', tool: 'save', call_id: 'call_save', output: toolResults[0]?.content, is_error: false });
     expect(refused).toEqual({ type: 'tool_result', session_id: 'run-1', tool: 'read', call_id: 'call_bad', output: toolResults[1]?.content, is_error: true });
     expect(answer).toEqual({
