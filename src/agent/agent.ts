@@ -113,9 +113,11 @@ export const NUDGE_TEXT =
   'You replied without a tool call. Nobody is watching this run to answer you: carry on with the next step yourself, or, if the task is done, call complete with a short summary of what you did.';
 
 /**
- * The step loop: send the conversation, stream the reply, run its first tool block, append
- * the result as a `system` message, and repeat until a reply has no tool block or the turn
- * budget is spent. Every message is appended to the session store as it completes.
+ * The step loop: send the conversation (kept inside the model's context window when it is
+ * known), stream the reply, run its tool calls — the first block in markdown and XML, every
+ * native call in the tool format — append each result as a `system` message, and repeat until
+ * a reply has no tool call (in `auto`: until `complete`), a budget is spent or a loop is seen.
+ * Every message is appended to the session store as it completes.
  */
 export class Agent {
   private turns = 0;
