@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { splitPrompts, withPipedInput } from '../../src/cli/read-prompts';
 
@@ -63,5 +63,25 @@ describe('withPipedInput', () => {
 
     expect(await withPipedInput(['hello'], terminal)).toEqual(['hello']);
     expect(reads).toBe(0);
+  });
+});
+
+describe('withPipedInput on a pipe left open', () => {
+  it('says once that it is waiting, and how to end the wait, then reads what comes', async () => {
+    const pipe = Object.assign(new PassThrough(), { isTTY: false }) as unknown as NodeJS.ReadStream & PassThrough;
+    const notices: string[] = [];
+    const reading = withPipedInput(['task'], pipe, { notice: (text) => notices.push(text), noticeAfterMs: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(notices).toEqual(['fence: waiting for standard input to end (it is not a terminal); close it, or run fence with </dev/null\n']);
+    pipe.end('late input\n');
+    expect(await reading).toEqual(['task\n\nlate input']);
+    expect(notices).toHaveLength(1);
+  });
+
+  it('says nothing when input arrives in time', async () => {
+    const notices: string[] = [];
+    expect(await withPipedInput(['task'], stdin(['quick\n']), { notice: (text) => notices.push(text), noticeAfterMs: 50 })).toEqual(['task\n\nquick']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(notices).toEqual([]);
   });
 });
