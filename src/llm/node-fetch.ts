@@ -17,7 +17,8 @@ interface Outgoing {
   url: URL;
   method: string;
   headers: Record<string, string>;
-  body: Buffer | undefined;
+  /** A string is sent as UTF-8 as it is: a request body of hundreds of kilobytes is not copied first. */
+  body: Buffer | string | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -53,18 +54,18 @@ async function toOutgoing(input: string | URL | Request, init: RequestInit): Pro
   const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
   const signal = init.signal ?? request?.signal ?? undefined;
   const source = init.body !== undefined ? init.body : request?.body ? await request.arrayBuffer() : null;
-  const body = await toBuffer(source, headers);
+  const body = await toBody(source, headers);
   const plain: Record<string, string> = {};
   headers.forEach((value, name) => {
     plain[name] = value;
   });
-  if (body !== undefined && plain['content-length'] === undefined) plain['content-length'] = String(body.length);
+  if (body !== undefined && plain['content-length'] === undefined) plain['content-length'] = String(Buffer.byteLength(body));
   return { url, method, headers: plain, body, signal };
 }
 
-async function toBuffer(body: RequestInit['body'] | ArrayBuffer, headers: Headers): Promise<Buffer | undefined> {
+async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: Headers): Promise<Buffer | string | undefined> {
   if (body === null || body === undefined) return undefined;
-  if (typeof body === 'string') return Buffer.from(body);
+  if (typeof body === 'string') return body;
   if (body instanceof ArrayBuffer) return Buffer.from(body);
   if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   // Blobs, form data, search params and streams: let the platform serialise them.

@@ -42,6 +42,27 @@ describe('createNodeFetch', () => {
     expect(server.requests[0]?.headers['content-length']).toBe(String(Buffer.byteLength(JSON.stringify({ model: 'm', stream: true, stream_options: { include_usage: true } }))));
   });
 
+  it('sends a string body as UTF-8 with its length in bytes', async () => {
+    const received: { length?: string; body: string }[] = [];
+    const plain = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ length: req.headers['content-length'], body: Buffer.concat(chunks).toString('utf8') });
+        res.end('ok');
+      });
+    });
+    const url = await listen(plain);
+    try {
+      const body = JSON.stringify({ text: 'café ✓ 😀' });
+      const response = await createNodeFetch()(url, { method: 'POST', body });
+      expect(await response.text()).toBe('ok');
+      expect(received).toEqual([{ length: String(Buffer.byteLength(body)), body }]);
+    } finally {
+      plain.close();
+    }
+  });
+
   it('keeps the connection alive between requests', async () => {
     server.reply((r) => r.text('one')).reply((r) => r.text('two'));
     const fetch = createNodeFetch();
