@@ -82,7 +82,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return EXIT_CODES.error;
   }
   const info = modelInfo(resolved.id, loaded.config.models);
-  if (options.maxCost !== undefined && costOf({ inputTokens: 0, outputTokens: 0 }, info) === undefined) {
+  if (options.maxCost !== undefined && (info.inputPerMTok === undefined || info.outputPerMTok === undefined)) {
     err.write(`fence: --max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml\n`);
     return USAGE_EXIT_CODE;
   }
