@@ -58,6 +58,17 @@ export interface AgentOptions {
   onEvent?: (event: AgentEvent) => void;
 }
 
+/** The model an agent talks to; `useModel` switches to another mid-session. */
+export type AgentModel = Pick<AgentOptions, 'provider' | 'modelId' | 'model' | 'context' | 'costOf'>;
+
+/** Options of one `run`. */
+export interface RunOptions {
+  /** Stops this run (the stream, or the tool under way); the agent's own signal stops every run. */
+  signal?: AbortSignal;
+  /** Most model requests of this run alone (default: what is left of the agent's `maxTurns`). */
+  maxTurns?: number;
+}
+
 /** What the loop reports as it goes, for display. */
 export type AgentEvent =
   | ReplyEvent
@@ -126,7 +137,13 @@ export class Agent {
   /** Cost of every reply so far, in USD; undefined once a reply's cost was unknown. */
   private cost: number | undefined = 0;
   private nudges = 0;
-  private readonly counter: TokenCounter | undefined;
+  private counter: TokenCounter | undefined;
+  private llm: AgentModel;
+  /** The signal of the run under way: the agent's and the run's own. */
+  private signal: AbortSignal | undefined;
+  /** The tools' context for the run under way: the session's, with the run's signal. */
+  private toolContext: ToolContext;
+  private store: SessionStore;
   /** Set when a summary failed: the run goes on with cut requests rather than asking again each step. */
   private summaryFailedAt: number | undefined;
   private readonly format: ToolFormat;
@@ -140,7 +157,30 @@ export class Agent {
     this.tools = this.format === 'tool' ? toolSchemas(registry.tools) : undefined;
     this.scanner =
       this.format === 'markdown' ? () => new MarkdownStreamScanner(registry.isTool) : this.format === 'xml' ? () => new XmlStreamScanner() : undefined;
-    this.counter = options.context ? new TokenCounter({ exact: options.context.exactTokenizer === true }) : undefined;
+    this.llm = options;
+    this.counter = counterFor(options.context);
+    this.signal = options.signal;
+    this.toolContext = options.toolContext;
+    this.store = options.store;
+  }
+
+  /** The model id requests go to now. */
+  get modelId(): string {
+    return this.llm.modelId;
+  }
+
+  /** Appends to another session's log from now on (the chat's `/fork`): the tools and runtimes stay. */
+  useStore(store: SessionStore): void {
+    this.store = store;
+  }
+
+  /**
+   * Sends the next requests to another model (the chat's `/model`). The conversation, the
+   * tools and the tool format stay; so do the counts of turns, tokens and cost.
+   */
+  useModel(model: AgentModel): void {
+    this.llm = model;
+    this.counter = counterFor(model.context);
   }
 
   /** Model requests made so far. */
@@ -159,10 +199,15 @@ export class Agent {
   }
 
   /** Runs one user prompt to its end. Never throws for model or tool failures. */
-  async run(prompt: string): Promise<RunOutcome> {
-    const { store, onEvent } = this.options;
+  async run(prompt: string, options: RunOptions = {}): Promise<RunOutcome> {
+    const { onEvent } = this.options;
+    const store = this.store;
     store.append(createMessage('user', prompt));
-    const maxTurns = this.options.maxTurns ?? DEFAULT_MAX_TURNS;
+    this.signal = combineSignals(this.options.signal, options.signal);
+    const session = this.options.toolContext;
+    const toolSignal = combineSignals(session.signal, options.signal);
+    this.toolContext = toolSignal === session.signal || !toolSignal ? session : { ...session, signal: toolSignal };
+    const maxTurns = options.maxTurns === undefined ? (this.options.maxTurns ?? DEFAULT_MAX_TURNS) : this.turns + options.maxTurns;
     let lastText = '';
     while (this.turns < maxTurns) {
       const spent = this.spentBudget(lastText);
@@ -171,10 +216,10 @@ export class Agent {
       onEvent?.({ type: 'turn', turn: this.turns });
       const messages = await this.requestMessages();
       if ('error' in messages) return { status: 'error', error: messages.error };
-      const request = { model: this.options.model, messages, ...(this.tools ? { tools: this.tools } : {}) };
-      const reply = await streamReply(this.options.provider, request, {
+      const request = { model: this.llm.model, messages, ...(this.tools ? { tools: this.tools } : {}) };
+      const reply = await streamReply(this.llm.provider, request, {
         ...(this.scanner ? { scanner: this.scanner } : {}),
-        signal: this.options.signal,
+        signal: this.signal,
         onEvent,
       });
       const interrupted = reply.stopReason === 'error' || reply.stopReason === 'aborted';
@@ -183,7 +228,7 @@ export class Agent {
       if (text || !interrupted) {
         const message = createMessage('assistant', calls.length > 0 ? text : reply.text, {
           meta: {
-            model: this.options.modelId,
+            model: this.llm.modelId,
             usage: reply.usage,
             stopReason: reply.stopReason,
             ...(interrupted ? { interrupted: true } : {}),
@@ -210,7 +255,7 @@ export class Agent {
         return { status: 'done', answer: reply.text };
       }
       if (ended) return ended;
-      if (this.options.signal?.aborted) return { status: 'aborted' };
+      if (this.signal?.aborted) return { status: 'aborted' };
     }
     return { status: 'max_turns', answer: lastText, turns: this.turns };
   }
@@ -224,9 +269,10 @@ export class Agent {
    * never wedges.
    */
   private async requestMessages(): Promise<readonly Message[] | { error: string }> {
-    const { context, store } = this.options;
+    const store = this.store;
+    const { context } = this.llm;
     const counter = this.counter;
-    if (!context || !counter) return store.log;
+    if (!context || !counter) return store.log.some((message) => message.meta?.compaction) ? compactedView(store.log) : store.log;
     const budget = context.window - context.reserve;
     let view = compactedView(store.log);
     const estimate = view.reduce((sum, message) => sum + counter.estimate(message.content), 0);
@@ -240,31 +286,60 @@ export class Agent {
     if (soft.dropped > 0 && this.summaryFailedAt === undefined) {
       const end = compactionEnd(view, keepRecent);
       if (end !== undefined) {
-        const outcome = await summarize({
-          provider: this.options.provider,
-          model: this.options.model,
-          modelId: this.options.modelId,
-          log: store.log,
-          view,
-          end,
-          timeoutMs: context.summaryTimeoutMs ?? 120_000,
-          maxChars: budget * 2,
-          ...(this.options.signal ? { signal: this.options.signal } : {}),
-        });
-        if (outcome.usage) this.addUsage(outcome.usage);
-        if (outcome.ok) {
-          store.append(outcome.message);
-          this.options.onEvent?.({ type: 'compaction', message: outcome.message });
-          view = compactedView(store.log);
-        } else {
-          this.summaryFailedAt = store.log.length;
-          this.options.onEvent?.({ type: 'compaction_failed', error: outcome.error });
-        }
+        const outcome = await this.summarizeUpTo(view, end, budget * 2, context.summaryTimeoutMs, this.signal);
+        if (outcome.ok) view = compactedView(store.log);
+        else this.summaryFailedAt = store.log.length;
       }
     }
     const fit = fitToWindow(view, fitOptions);
     if (!fit.fits) return { error: `the system prompt, the task and the last ${keepRecent} messages alone exceed the context window of ${context.window} tokens` };
     return fit.messages;
+  }
+
+  /**
+   * Has the model summarize the older turns now, whatever the window (the chat's `/compact`):
+   * all but the last `keepRecent` messages after the task. The summary is appended to the log
+   * and later requests carry it instead of those turns. Never throws.
+   */
+  async compact(options: { signal?: AbortSignal; keepRecent?: number } = {}): Promise<{ ok: true; message: Message } | { ok: false; error: string }> {
+    const view = compactedView(this.store.log);
+    const end = compactionEnd(view, options.keepRecent ?? 4);
+    if (end === undefined) return { ok: false, error: 'the conversation is too short to compact' };
+    const { context } = this.llm;
+    const maxChars = context ? (context.window - context.reserve) * 2 : 400_000;
+    const signal = combineSignals(this.options.signal, options.signal);
+    return this.summarizeUpTo(view, end, maxChars, context?.summaryTimeoutMs, signal);
+  }
+
+  /** Asks for a summary of `view` up to `end`, counts its usage, appends it and reports it. */
+  private async summarizeUpTo(
+    view: readonly Message[],
+    end: number,
+    maxChars: number,
+    timeoutMs: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ ok: true; message: Message } | { ok: false; error: string }> {
+    const { store } = this;
+    const { onEvent } = this.options;
+    const outcome = await summarize({
+      provider: this.llm.provider,
+      model: this.llm.model,
+      modelId: this.llm.modelId,
+      log: store.log,
+      view,
+      end,
+      timeoutMs: timeoutMs ?? 120_000,
+      maxChars,
+      ...(signal ? { signal } : {}),
+    });
+    if (outcome.usage) this.addUsage(outcome.usage);
+    if (!outcome.ok) {
+      onEvent?.({ type: 'compaction_failed', error: outcome.error });
+      return { ok: false, error: outcome.error };
+    }
+    store.append(outcome.message);
+    onEvent?.({ type: 'compaction', message: outcome.message });
+    return { ok: true, message: outcome.message };
   }
 
   /** Adds a reply's usage to the run's tokens and cost. */
@@ -275,7 +350,7 @@ export class Agent {
   private addUsage(usage: Usage): void {
     const { inputTokens, outputTokens, cacheReadTokens = 0, cacheWriteTokens = 0 } = usage;
     this.tokens += inputTokens + outputTokens + cacheReadTokens + cacheWriteTokens;
-    const cost = this.options.costOf?.(usage);
+    const cost = this.llm.costOf?.(usage);
     this.cost = this.cost === undefined || cost === undefined ? undefined : this.cost + cost;
   }
 
@@ -298,7 +373,7 @@ export class Agent {
       return { status: 'stopped', stop: 'no_progress', reason: `${most} replies in a row without a tool call, after ${most} reminders`, answer };
     }
     this.nudges += 1;
-    this.options.store.append(createMessage('system', NUDGE_TEXT, { meta: { notice: 'nudge' } }));
+    this.store.append(createMessage('system', NUDGE_TEXT, { meta: { notice: 'nudge' } }));
     return undefined;
   }
 
@@ -314,7 +389,7 @@ export class Agent {
       const { id, name } = call.stored;
       const use: ToolUse = { tool: name, args: [], content: '', format: 'tool', callId: id, start: 0, end: 0 };
       let refusal: string | undefined;
-      if (this.options.signal?.aborted) refusal = 'Not run: the run was stopped before this call.';
+      if (this.signal?.aborted) refusal = 'Not run: the run was stopped before this call.';
       else if (name === '') refusal = 'This tool call has no tool name: call one of the tools you were given.';
       else if (!call.parsed.ok) refusal = `The arguments of this ${name} call are not usable (${call.parsed.error}); nothing was run. Call it again with a JSON object.`;
       else if (reply.stopReason === 'max_tokens' && call.parsed.repaired) {
@@ -336,9 +411,10 @@ export class Agent {
    * model called `complete` (in `auto`), or the loop detector stopped it.
    */
   private async runTool(use: ToolUse): Promise<RunOutcome | undefined> {
-    const { registry, store, toolContext, onEvent } = this.options;
+    const { registry, onEvent } = this.options;
+    const { store } = this;
     onEvent?.({ type: 'tool_start', use });
-    const outcome = await runToolUse(use, registry, toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
+    const outcome = await runToolUse(use, registry, this.toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
     this.appendResult(use, outcome);
     this.nudges = 0;
     if (this.options.auto && outcome.tool === COMPLETE_TOOL && !outcome.result.isError) {
@@ -356,7 +432,7 @@ export class Agent {
   }
 
   private appendResult(use: ToolUse, outcome: ToolRunOutcome): void {
-    this.options.store.append(
+    this.store.append(
       createMessage('system', outcome.result.output, {
         ...(use.callId ? { callId: use.callId } : {}),
         meta: {
@@ -385,4 +461,14 @@ async function prepareCalls(calls: readonly NativeToolCall[]): Promise<PreparedC
     const parsed = parseToolArguments(call.arguments);
     return { parsed, stored: { id: call.id, name: call.name, arguments: parsed.ok ? parsed.json : '{}' } };
   });
+}
+
+function counterFor(context: ContextOptions | undefined): TokenCounter | undefined {
+  return context ? new TokenCounter({ exact: context.exactTokenizer === true }) : undefined;
+}
+
+/** One signal for both, or the one given. */
+function combineSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (!a || !b || a === b) return a ?? b;
+  return AbortSignal.any([a, b]);
 }

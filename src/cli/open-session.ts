@@ -18,7 +18,10 @@ import { buildToolset } from './toolset';
 
 /** A new session with its tools and runtimes, ready for an Agent. */
 export interface OpenSession {
-  store: SessionStore;
+  /** The session's store: the one opened, or the one `switchStore` gave. */
+  readonly store: SessionStore;
+  /** Goes on in another store (a fork): the current one is closed, the runtimes stay. */
+  switchStore(next: SessionStore): void;
   registry: ToolRegistry;
   /** Admission rules from the config, for the model's own calls too. */
   rules: readonly PolicyRule[];
@@ -55,6 +58,8 @@ export function openSession(options: {
   /** The id of a session to go on with instead of starting one. */
   resume?: string;
   signal: AbortSignal;
+  /** Asks a person before calls run (the chat); absent, nobody is asked. */
+  confirm?: ToolContext['confirm'];
 }): OpenSession {
   const id = options.resume ?? options.name ?? newSessionId();
   const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
@@ -89,7 +94,13 @@ export function openSession(options: {
 
   // Python starts on its first cell: most sessions never use it, and it costs ~100 ms.
   let kernel: Promise<PythonKernel> | undefined;
-  const toolContext: ToolContext = { workspace: options.workspace, signal: options.signal, bash: startBash, python: () => startPython() };
+  const toolContext: ToolContext = {
+    workspace: options.workspace,
+    signal: options.signal,
+    bash: startBash,
+    python: () => startPython(),
+    ...(options.confirm ? { confirm: options.confirm } : {}),
+  };
   const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), { id, dir: store.dir });
   const startPython = async (): Promise<PythonCells> => {
     kernel ??= import('../runtime/python-kernel').then(({ PythonKernel }) =>
@@ -106,7 +117,14 @@ export function openSession(options: {
 
   let closed = false;
   return {
-    store,
+    get store() {
+      return store;
+    },
+    switchStore(next) {
+      if (next === store) return;
+      store.close();
+      store = next;
+    },
     registry,
     rules,
     toolContext,

@@ -65,7 +65,7 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
  * The words that tell calls of a tool apart: a block's args, or for a native call its first
  * short one-line string argument (a path, a pattern, a command).
  */
-function useWords(use: ToolUse): string[] {
+export function useWords(use: ToolUse): string[] {
   if (use.format !== 'tool') return use.args;
   const first = Object.values(use.kwargs ?? {}).find((value) => typeof value === 'string' && value.length <= 80 && !value.includes('\n'));
   return typeof first === 'string' ? [first] : [];

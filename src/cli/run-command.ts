@@ -1,13 +1,13 @@
-import { Agent, type AgentEvent, type ContextOptions, type RunOutcome } from '../agent/agent';
+import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, USAGE_EXIT_CODE, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
-import { readSession } from '../conversation/session-store';
-import { createProvider } from '../llm/create-provider';
-import { costOf, modelInfo } from '../llm/model-info';
+import { latestSession, readSession } from '../conversation/session-store';
+import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
+import { loadAgentModel } from './agent-model';
 import { openSession, resolveWorkspace } from './open-session';
 import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from './progress-renderer';
@@ -29,8 +29,11 @@ export interface PromptCommandOptions {
   /** Wall-clock limit of the whole run, in milliseconds. */
   timeout?: number;
   outputFormat?: OutputFormat;
-  /** The id of a session to go on with: its model and tool format, unless given again. */
-  resume?: string;
+  /**
+   * The id of a session to go on with: its model and tool format, unless given again; `true`
+   * (`-r` alone) for the latest session of the workspace.
+   */
+  resume?: string | true;
 }
 
 /** The prompt of a resumed run when none is given. */
@@ -55,9 +58,14 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const output = options.outputFormat ?? 'text';
   const interactive = !options.nonInteractive && !options.auto && output === 'text' && process.stdin.isTTY === true;
   const prompts = await withPipedInput(splitPrompts(words));
-  const resumed = options.resume === undefined ? undefined : readSession(fenceHome(), options.resume);
-  if (options.resume !== undefined && !resumed) {
-    err.write(`fence: no session "${options.resume}" to resume (fence sessions list shows them)\n`);
+  const resumeId = options.resume === true ? latestSessionId(options.workspace) : options.resume === undefined ? undefined : { id: options.resume };
+  if (resumeId !== undefined && 'error' in resumeId) {
+    err.write(`fence: ${resumeId.error}\n`);
+    return USAGE_EXIT_CODE;
+  }
+  const resumed = resumeId === undefined ? undefined : readSession(fenceHome(), resumeId.id);
+  if (resumeId !== undefined && !resumed) {
+    err.write(`fence: no session "${resumeId.id}" to resume (fence sessions list shows them)\n`);
     return USAGE_EXIT_CODE;
   }
   if (resumed && prompts.length === 0 && !interactive) prompts.push(RESUME_PROMPT);
@@ -88,6 +96,21 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   }
 
   const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
+  if (interactive) {
+    const { runChat } = await import('./chat');
+    return runChat({
+      home: fenceHome(),
+      workspace: workspace.path,
+      resolved,
+      config: loaded.config,
+      format,
+      prompts,
+      yes: options.yes === true,
+      ...(options.name ? { name: options.name } : {}),
+      ...(resumeId ? { resume: resumeId.id } : {}),
+      ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
+    });
+  }
   const controller = new AbortController();
   let session;
   try {
@@ -99,7 +122,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       name: options.name,
       format,
       auto: options.auto,
-      ...(options.resume ? { resume: options.resume } : {}),
+      ...(resumeId ? { resume: resumeId.id } : {}),
       signal: controller.signal,
     });
   } catch (error) {
@@ -118,7 +141,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     tools: session.registry.tools.map((tool) => tool.name),
     cwd: workspace.path,
   });
-  const progress = createProgressRenderer(interactive ? process.stdout : err);
+  const progress = createProgressRenderer(err);
   const onEvent = (event: AgentEvent) => {
     progress(event);
     stream?.event(event);
@@ -140,11 +163,9 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           controller.abort();
         }, options.timeout);
   try {
-    const provider = await createProvider(resolved);
+    const agentModel = await loadAgentModel(resolved, loaded.config.models);
     const agent = new Agent({
-      provider,
-      modelId: resolved.id,
-      model: resolved.model,
+      ...agentModel,
       registry: session.registry,
       store: session.store,
       toolContext: session.toolContext,
@@ -153,14 +174,11 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       maxTurns: options.maxTurns,
       maxCostUsd: options.maxCost,
       maxTokens: options.maxTokens,
-      costOf: (usage) => costOf(usage, info),
       auto: options.auto,
       loopDetector: new LoopDetector(),
-      ...(info.contextWindow ? { context: contextFor(info.contextWindow, info.maxOutputTokens, resolved.id) } : {}),
       signal: controller.signal,
       onEvent,
     });
-    if (interactive) return await chat(agent, prompts, controller);
     let outcome: RunOutcome = { status: 'done', answer: '' };
     for (const prompt of prompts) {
       outcome = await agent.run(prompt);
@@ -191,16 +209,6 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   }
 }
 
-/**
- * How a model's window is shared: the reply keeps its own limit (at most 16k tokens, and at
- * most a quarter of the window), the request gets the rest. OpenAI's models count tokens as
- * the o200k tokenizer does; for the others counts get a margin.
- */
-function contextFor(window: number, maxOutput: number | undefined, modelId: string): ContextOptions {
-  const reserve = Math.min(maxOutput ?? 16_000, 16_000, Math.floor(window / 4));
-  return { window, reserve, exactTokenizer: /^(openai|openrouter\/openai)\//.test(modelId) };
-}
-
 /** What a run's outcome means for the user and for scripts: its stop reason, answer and message. */
 function describeOutcome(outcome: RunOutcome, stoppedBy: 'timeout' | undefined, timeoutMs: number | undefined): Ending {
   switch (outcome.status) {
@@ -220,21 +228,10 @@ function describeOutcome(outcome: RunOutcome, stoppedBy: 'timeout' | undefined, 
   }
 }
 
-/**
- * The plain line chat: the command line's prompts first, then one prompt a line until Ctrl-D
- * or `/exit`. Replies stream to stdout. Tools run without asking in this version.
- */
-async function chat(agent: Agent, prompts: string[], controller: AbortController): Promise<number> {
-  process.stdout.write('fence chat: tools run without asking for confirmation in this version. Ctrl-D or /exit to leave.\n');
-  const { readChatLines } = await import('./line-chat');
-  const run = async (prompt: string) => {
-    const ending = describeOutcome(await agent.run(prompt), undefined, undefined);
-    if (ending.message && ending.stop !== 'interrupted') process.stderr.write(`fence: ${ending.message}\n`);
-  };
-  for (const prompt of prompts) await run(prompt);
-  for await (const line of readChatLines()) {
-    if (controller.signal.aborted) break;
-    await run(line);
-  }
-  return EXIT_CODES.done;
+/** The latest session of the workspace (for `-r` without an id), or why there is none. */
+function latestSessionId(dir: string | undefined): { id: string } | { error: string } {
+  const workspace = resolveWorkspace(dir);
+  if ('error' in workspace) return workspace;
+  const latest = latestSession(fenceHome(), workspace.path);
+  return latest ? { id: latest.id } : { error: `no earlier session in ${workspace.path} to resume (fence sessions list shows them all)` };
 }

@@ -40,8 +40,11 @@ export interface MessageMeta {
   toolResult?: boolean;
   /** For an assistant message: its native tool calls (provider-native format only). */
   toolCalls?: NativeToolCall[];
-  /** A message fence wrote to steer the model: a nudge to go on (`nudge`), a warning about repeats (`loop`). */
-  notice?: 'nudge' | 'loop';
+  /**
+   * A message fence wrote besides the model's turns: a nudge to go on (`nudge`), a warning about
+   * repeats (`loop`), a tool the person ran from the chat and its result (`user_tool`).
+   */
+  notice?: 'nudge' | 'loop' | 'user_tool';
   /**
    * A summary fence had the model write to fit the context window: requests carry it instead
    * of the log's messages after the task up to index `through` (which stay in the log).

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from './message';
 import { acquireSessionLock, sessionLockHolder, type SessionLock } from './session-lock';
@@ -13,6 +13,14 @@ export interface SessionInfo {
   toolFormat: 'markdown' | 'xml' | 'tool';
   tools: string[];
   createdAt: string;
+  /** The session this one was forked from. */
+  forkedFrom?: string;
+}
+
+/** A log line that takes back the `undo` messages before it (see `SessionStore.undo`). */
+interface UndoRecord {
+  undo: number;
+  timestamp: string;
 }
 
 const SESSION_FILE = 'session.json';
@@ -124,6 +132,31 @@ export class SessionStore {
     return this.messages;
   }
 
+  /**
+   * Takes the last `count` messages back (the chat's `/undo`) and returns them. The log file is
+   * still only appended to: an undo record says how many messages before it no longer count,
+   * and every reader of the log applies it, so the session reads the same after a resume.
+   */
+  undo(count: number): Message[] {
+    if (this.closed) throw new Error(`session ${this.id} is closed`);
+    const n = Math.min(Math.max(0, Math.floor(count)), this.messages.length);
+    if (n === 0) return [];
+    writeSync(this.fd, `${JSON.stringify({ undo: n, timestamp: new Date().toISOString() } satisfies UndoRecord)}\n`);
+    return this.messages.splice(this.messages.length - n, n);
+  }
+
+  /**
+   * Copies this session's conversation into a new session `id` (the chat's `/fork`), with the
+   * same model, workspace, tool format and tools, and returns it open and locked. This session
+   * is left as it is, still open.
+   */
+  fork(home: string, id: string, name?: string): SessionStore {
+    const { id: _old, name: _name, createdAt: _created, ...rest } = this.current;
+    const forked = SessionStore.create(home, { ...rest, id, ...(name ? { name } : {}), forkedFrom: this.id });
+    for (const message of this.messages) forked.append(message);
+    return forked;
+  }
+
   /** Appends a message to the log file and to memory. Throws once the store is closed. */
   append(message: Message): void {
     if (this.closed) throw new Error(`session ${this.id} is closed`);
@@ -216,6 +249,7 @@ function parseLog(text: string): Message[] {
       continue; // a line torn by an interrupted write: what came before is intact
     }
     if (isMessage(value)) messages.push(value);
+    else if (isUndoRecord(value)) messages.splice(Math.max(0, messages.length - value.undo));
   }
   return messages;
 }
@@ -224,6 +258,40 @@ function isMessage(value: unknown): value is Message {
   if (typeof value !== 'object' || value === null) return false;
   const { role, content, timestamp } = value as Record<string, unknown>;
   return (role === 'system' || role === 'user' || role === 'assistant') && typeof content === 'string' && typeof timestamp === 'string';
+}
+
+function isUndoRecord(value: unknown): value is UndoRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const { undo } = value as Record<string, unknown>;
+  return typeof undo === 'number' && Number.isInteger(undo) && undo > 0;
+}
+
+/**
+ * The session of `workspace` whose log changed last, leaving out those a live fence process
+ * holds (`fence -r` without an id). Undefined when there is none. Only reads.
+ */
+export function latestSession(home: string, workspace: string): SessionInfo | undefined {
+  const root = join(home, 'sessions');
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return undefined;
+  }
+  let best: { info: SessionInfo; changed: number } | undefined;
+  for (const name of names) {
+    const dir = join(root, name);
+    const info = readSessionInfo(dir);
+    if (!info || info.workspace !== workspace || sessionLockHolder(dir)) continue;
+    let changed: number;
+    try {
+      changed = statSync(join(dir, LOG_FILE)).mtimeMs;
+    } catch {
+      changed = Date.parse(info.createdAt) || 0;
+    }
+    if (!best || changed > best.changed) best = { info, changed };
+  }
+  return best?.info;
 }
 
 /** A session as `fence sessions list` shows it. */

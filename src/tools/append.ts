@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { runOnFile } from './file-errors';
+import { previewFileChange } from './file-preview';
 import {
   convertLineEndings,
   countLines,
@@ -39,14 +40,17 @@ export const appendTool = defineTool({
   callers: ['direct'],
   mutating: true,
   resource: pathResource,
+  preview: ({ path, content }, ctx) =>
+    previewFileChange(ctx.workspace, path, (existing) => {
+      const before = existing?.toString('utf8') ?? '';
+      return content === '' ? { error: 'the content is empty: nothing to append' } : { after: before + appendedText(before, content).added };
+    }),
   async execute({ path, content }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };
       const existing = await readIfExists(file.absolute);
       const before = existing?.toString('latin1') ?? '';
-      const eol = hasLineBreak(before) ? dominantLineEnding(before) : dominantLineEnding(content);
-      const separator = before === '' || before.endsWith('\n') ? '' : eol;
-      const added = separator + withFinalNewline(hasLineBreak(before) ? convertLineEndings(content, eol) : content, eol);
+      const { added, separator } = appendedText(before, content);
       const addedBytes = Buffer.byteLength(added, 'utf8');
       ctx.signal.throwIfAborted();
       if (existing === undefined) {
@@ -66,3 +70,13 @@ export const appendTool = defineTool({
     });
   },
 });
+
+/**
+ * What an append adds after `before` (the file's text, latin1 will do): a line break first when
+ * the file does not end with one, then the content in the file's line-break style, ending with one.
+ */
+function appendedText(before: string, content: string): { added: string; separator: string } {
+  const eol = hasLineBreak(before) ? dominantLineEnding(before) : dominantLineEnding(content);
+  const separator = before === '' || before.endsWith('\n') ? '' : eol;
+  return { added: separator + withFinalNewline(hasLineBreak(before) ? convertLineEndings(content, eol) : content, eol), separator };
+}

@@ -28,7 +28,40 @@ export interface ToolContext {
    * it may not. Absent: everything is allowed.
    */
   canAccess?: (tool: string, resource: string) => boolean;
+  /**
+   * Asks a person before a call runs (the interactive chat). Absent: nobody can be asked, so a
+   * call that policy answers with `ask` is refused and mutating calls run unasked.
+   */
+  confirm?: (request: ConfirmRequest) => Promise<ConfirmAnswer>;
 }
+
+/** What a call will do, for a person to judge before it runs. */
+export type ToolPreview =
+  /** A file is written: its text before (empty for a new file) and after. */
+  | { kind: 'diff'; path: string; before: string; after: string; created: boolean }
+  /** Code or a command runs (`language` as a markdown info string: `shell`, `python`, `js`). */
+  | { kind: 'code'; language: string; code: string }
+  /** Nothing will happen, or it cannot be shown; `text` says why (a patch that does not apply). */
+  | { kind: 'note'; text: string };
+
+/** One call waiting for a person's yes or no. */
+export interface ConfirmRequest {
+  tool: ToolSpec;
+  /** The validated input the call would run with. */
+  input: Record<string, unknown>;
+  /** `model`, `program:<sha>`, `python`. */
+  principal: string;
+  /** Set when a policy rule asks for the confirmation: the rule's reason. */
+  reason?: string;
+  /** What the call would do with `input` (also for an input edited by the person). */
+  preview(input: Record<string, unknown>): Promise<ToolPreview>;
+}
+
+/**
+ * A person's answer: run (with `input` when they edited the call), or do not run, with an
+ * optional reason that is passed on to the model.
+ */
+export type ConfirmAnswer = { action: 'yes'; input?: Record<string, unknown> } | { action: 'no'; reason?: string };
 
 /** What a tool returns. `output` goes to the model, `value` to a program, `details` to the UI. */
 export interface ToolResult {
@@ -81,6 +114,11 @@ export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
    * declarations shown to the model. Absent: `unknown`.
    */
   returns?: string;
+  /**
+   * What a call would do, for the confirmation a person sees (a diff for file writes). Must not
+   * change anything. Absent: the call's body parameter is shown as code.
+   */
+  preview?(input: z.output<P>, ctx: ToolContext): Promise<ToolPreview>;
   execute(input: z.output<P>, ctx: ToolContext): Promise<ToolResult>;
 }
 

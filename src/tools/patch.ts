@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { describeMissingPath, runOnFile } from './file-errors';
+import { previewFileChange } from './file-preview';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
 import { plural, readIfExists } from './text-file';
 import { pathResource } from './workspace-path';
@@ -54,6 +55,15 @@ export const patchTool = defineTool({
   callers: ['direct'],
   mutating: true,
   resource: pathResource,
+  preview: ({ path, patch }, ctx) =>
+    previewFileChange(ctx.workspace, path, (existing) => {
+      const parsed = parsePatch(patch);
+      if (!parsed.ok) return { error: parsed.error };
+      const decoded = existing?.toString('utf8') ?? '';
+      const bom = decoded.startsWith(BOM) ? BOM : '';
+      const applied = applyPatch(decoded.slice(bom.length), parsed.hunks, path);
+      return applied.ok ? { after: bom + applied.text } : { error: applied.error };
+    }),
   async execute({ path, patch }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const parsed = parsePatch(patch);

@@ -16,6 +16,11 @@ export interface ToolRunOptions {
   limits?: TruncateLimits;
   /** Admission rules for the model's own calls (principal `model`); none: every call is allowed. */
   rules?: readonly PolicyRule[];
+  /**
+   * Who calls: `model` (the default), whose mutating calls a person confirms when the context
+   * can ask, or `user` (a person running a tool from the chat), who is never asked.
+   */
+  principal?: 'model' | 'user';
 }
 
 /** What running one tool use produced. */
@@ -28,6 +33,8 @@ export interface ToolRunOutcome {
   decision?: Decision;
   /** Path of the whole output, when `result.output` holds only its head and tail. */
   fullOutputPath?: string;
+  /** A person was asked and said no: the tool did not run. */
+  declined?: boolean;
 }
 
 /**
@@ -50,7 +57,13 @@ export async function runToolUse(
     return { tool: spec.name, result: { output: `${spec.name} can only be called from a program (a ptc block).`, isError: true } };
   }
   const input = use.kwargs ?? blockInput(spec, use);
-  const { result, decision } = await invokeTool(spec, input, ctx, { principal: 'model', rules: options.rules ?? [], notation: use.format });
+  const { result, decision, declined } = await invokeTool(spec, input, ctx, {
+    principal: options.principal ?? 'model',
+    rules: options.rules ?? [],
+    notation: use.format,
+    confirmMutating: options.principal !== 'user',
+  });
+  if (declined) return { tool: spec.name, result, decision, declined };
   const cut = truncateOutput(result.output, options.limits ?? DEFAULT_TRUNCATE_LIMITS);
   if (cut.omittedChars === 0) return { tool: spec.name, result, decision };
   const fullOutputPath = saveFullOutput(options.outputsDir, spec.name, result.output);

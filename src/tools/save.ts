@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { runOnFile } from './file-errors';
+import { previewFileChange } from './file-preview';
 import {
   convertLineEndings,
   countLines,
@@ -39,12 +40,11 @@ export const saveTool = defineTool({
   callers: ['direct'],
   mutating: true,
   resource: pathResource,
+  preview: ({ path, content }, ctx) => previewFileChange(ctx.workspace, path, (existing) => ({ after: savedText(existing, content) })),
   async execute({ path, content }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const existing = await readIfExists(file.absolute);
-      const before = existing?.toString('latin1');
-      const converted = before !== undefined && hasLineBreak(before) ? convertLineEndings(content, dominantLineEnding(before)) : content;
-      const text = withFinalNewline(converted, dominantLineEnding(converted));
+      const text = savedText(existing, content);
       const bytes = Buffer.from(text, 'utf8');
       const size = describeSize(countLines(text), bytes.length);
       const details = { path: file.shown, created: existing === undefined, bytes: bytes.length };
@@ -57,3 +57,10 @@ export const saveTool = defineTool({
     });
   },
 });
+
+/** The text a save writes over `existing`: the content in the file's line-break style, ending with a line break. */
+function savedText(existing: Buffer | undefined, content: string): string {
+  const before = existing?.toString('latin1');
+  const converted = before !== undefined && hasLineBreak(before) ? convertLineEndings(content, dominantLineEnding(before)) : content;
+  return withFinalNewline(converted, dominantLineEnding(converted));
+}

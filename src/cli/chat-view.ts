@@ -1,0 +1,160 @@
+import type { AgentEvent } from '../agent/agent';
+import type { ToolUse } from '../parse/tool-use';
+import type { ToolRunOutcome } from '../tools/run-tool-use';
+import { MarkdownStream } from './markdown-stream';
+import { useWords } from './progress-renderer';
+import { Spinner } from './spinner';
+import { stripAnsi, truncateToWidth, type Style } from './terminal-style';
+
+/** How many lines of a tool's output are shown whole; longer outputs show their head and tail. */
+const SHOWN_OUTPUT_LINES = 10;
+const FOLDED_HEAD = 4;
+const FOLDED_TAIL = 4;
+
+/** The terminal the chat draws on. */
+export interface ChatOutput {
+  write(text: string): unknown;
+  readonly columns?: number;
+  readonly isTTY?: boolean;
+}
+
+/**
+ * Draws a chat run on the terminal, event by event: the reply rendered from markdown as its
+ * lines complete, a spinner with the elapsed time while the model thinks or a tool runs, and
+ * each tool run as one line (✓ or ✗, the tool, what it ran on, how long it took) over its
+ * output, folded to head and tail when long. Every write goes through `print`, which moves the
+ * spinner out of the way, so the screen only ever holds whole lines.
+ */
+export class ChatView {
+  readonly #spinner: Spinner;
+  #markdown: MarkdownStream;
+  #toolStarted = 0;
+  /** Width the markdown stream was made for; a resize makes a new one at the next reply. */
+  #width: number;
+
+  constructor(
+    private readonly out: ChatOutput,
+    readonly style: Style,
+  ) {
+    this.#spinner = new Spinner(out, style, out.isTTY === true);
+    this.#width = this.width;
+    this.#markdown = new MarkdownStream({ style, width: this.#width });
+  }
+
+  /** The terminal's width in columns (80 when unknown). */
+  get width(): number {
+    return Math.max(20, this.out.columns ?? 80);
+  }
+
+  /** Writes whole lines above the spinner. */
+  print(text: string): void {
+    if (!text) return;
+    this.#spinner.clear();
+    this.out.write(text);
+    this.#spinner.draw();
+  }
+
+  /** Writes `lines`, each ending with a line break. */
+  printLines(lines: readonly string[]): void {
+    if (lines.length > 0) this.print(`${lines.join('\n')}\n`);
+  }
+
+  /** Starts the spinner with a label (`thinking`, `compacting`). */
+  busy(label: string): void {
+    this.#spinner.start(label);
+  }
+
+  /** Stops the spinner (before asking the person something, or when the run ends). */
+  idle(): void {
+    this.#spinner.stop();
+  }
+
+  /** The event handler for the Agent. */
+  readonly onEvent = (event: AgentEvent): void => {
+    switch (event.type) {
+      case 'turn':
+        this.#newReply();
+        this.busy('thinking');
+        break;
+      case 'text':
+        this.print(this.#markdown.push(event.text));
+        if (this.#spinner.active) this.#spinner.relabel('writing');
+        break;
+      case 'reply_end':
+        this.print(this.#markdown.finish());
+        if (event.message.meta?.interrupted) this.printLines([this.style.yellow('⏹ interrupted')]);
+        break;
+      case 'retry':
+        this.printLines([this.style.yellow(`↻ retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}`)]);
+        break;
+      case 'restart':
+        this.#markdown.finish();
+        this.printLines([this.style.yellow(`↻ connection lost mid-reply; asking again: ${event.reason}`)]);
+        break;
+      case 'tool_start':
+        this.print(this.#markdown.finish());
+        this.#toolStarted = Date.now();
+        if (event.use.format === 'tool') this.printLines([this.#callLine(event.use)]);
+        this.busy(`running ${event.use.tool}`);
+        break;
+      case 'tool_end':
+        this.#spinner.stop();
+        this.printLines(this.toolLines(event.use, event.outcome, Date.now() - this.#toolStarted));
+        break;
+      case 'compaction':
+        this.printLines([this.style.dim(`⋯ older turns summarized to fit the context (up to message ${(event.message.meta?.compaction?.through ?? 0) + 1})`)]);
+        break;
+      case 'compaction_failed':
+        this.printLines([this.style.yellow(`⋯ no summary (${event.error}); the oldest turns are cut instead`)]);
+        break;
+    }
+  };
+
+  /** Ends a run's drawing: what is left of the reply, and the spinner off. */
+  endRun(): void {
+    this.print(this.#markdown.finish());
+    this.#spinner.stop();
+  }
+
+  /** A tool run as lines: the status line, then its output folded to head and tail. */
+  toolLines(use: ToolUse, outcome: ToolRunOutcome, elapsedMs: number): string[] {
+    const { style } = this;
+    const failed = outcome.result.isError === true;
+    const mark = outcome.declined ? style.yellow('✗') : failed ? style.red('✗') : style.green('✓');
+    const words = useWords(use).join(' ');
+    const status = outcome.declined ? 'declined' : failed ? 'failed' : '';
+    const head = [mark, style.bold(outcome.tool), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', style.dim(seconds(elapsedMs))];
+    const lines = [head.filter(Boolean).join(' ')];
+    if (outcome.declined) return lines;
+    return [...lines, ...this.outputLines(outcome.result.output)];
+  }
+
+  /** Output lines under a bar, each cut to the width, long outputs folded to head and tail. */
+  outputLines(output: string): string[] {
+    const { style } = this;
+    const text = stripAnsi(output).replace(/\r/g, '').replace(/\n+$/, '');
+    if (!text) return [];
+    const all = text.split('\n');
+    const bar = style.dim('  │ ');
+    const cut = (line: string) => bar + truncateToWidth(line.replace(/\t/g, '    '), this.width - 5);
+    if (all.length <= SHOWN_OUTPUT_LINES) return all.map(cut);
+    const hidden = all.length - FOLDED_HEAD - FOLDED_TAIL;
+    return [...all.slice(0, FOLDED_HEAD).map(cut), bar + style.dim(`⋯ ${hidden} more lines (/log shows them)`), ...all.slice(-FOLDED_TAIL).map(cut)];
+  }
+
+  /** The line of a native call, which the reply's text does not show. */
+  #callLine(use: ToolUse): string {
+    const words = useWords(use).join(' ');
+    return `${this.style.cyan('●')} ${this.style.bold(use.tool)}${words ? ` ${truncateToWidth(words, this.width - use.tool.length - 4)}` : ''}`;
+  }
+
+  #newReply(): void {
+    if (this.#width === this.width) return;
+    this.#width = this.width;
+    this.#markdown = new MarkdownStream({ style: this.style, width: this.#width });
+  }
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.max(0, Math.round(ms))} ms` : `${(ms / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,215 @@
+import { join } from 'node:path';
+import { Agent, type RunOutcome } from '../agent/agent';
+import { LoopDetector } from '../agent/loop-detector';
+import { EXIT_CODES } from '../agent/run-stop';
+import type { FenceConfig } from '../config/config';
+import type { Message } from '../conversation/message';
+import type { ResolvedModel } from '../llm/models';
+import type { ToolFormat } from '../parse/tool-use';
+import { loadAgentModel } from './agent-model';
+import { ChatView } from './chat-view';
+import { createConfirmPrompt } from './confirm-prompt';
+import { InputHistory } from './input-history';
+import { LineEditor } from './line-editor';
+import { openSession, type OpenSession } from './open-session';
+import { RunKeys } from './run-keys';
+import { dollars, sessionUsage, shortCount } from './session-usage';
+import { isSlashCommand, runSlashCommand, type ChatCommandContext } from './slash-commands';
+import { colorEnabled, createStyle } from './terminal-style';
+import { briefHistory } from './transcript';
+
+/** Everything the chat starts from, as the command line and config gave it. */
+export interface ChatSetup {
+  home: string;
+  workspace: string;
+  resolved: ResolvedModel;
+  config: FenceConfig;
+  format: ToolFormat;
+  /** Prompts of the command line, run before the first one is read. */
+  prompts: string[];
+  name?: string;
+  /** The id of a session to go on with. */
+  resume?: string;
+  /** `-y`: mutating tools run without asking. */
+  yes: boolean;
+  /** Most model requests for each prompt (default 50). */
+  maxTurns?: number;
+}
+
+/** Where the chat's input history is kept, across sessions. */
+export function historyPath(home: string): string {
+  return join(home, 'input-history.jsonl');
+}
+
+/**
+ * The interactive chat: the command line's prompts first, then one prompt at a time from the
+ * line editor until `/exit`, Ctrl-D, or Ctrl-C twice at an empty prompt. Replies are rendered as
+ * they stream; mutating calls are confirmed; Ctrl-C stops the reply or the tool under way and
+ * the chat goes on. Returns the exit code: 0 when the person leaves, 1 when the session cannot
+ * be opened.
+ */
+export async function runChat(setup: ChatSetup): Promise<number> {
+  const stdout = process.stdout;
+  const style = createStyle(colorEnabled(stdout));
+  const view = new ChatView(stdout, style);
+  const editor = new LineEditor({ input: process.stdin, output: stdout, style, history: InputHistory.load(historyPath(setup.home)) });
+  const keys = new RunKeys(process.stdin);
+  const sessionController = new AbortController();
+  let run: AbortController | undefined;
+  const stopRun = () => run?.abort();
+
+  const confirm = createConfirmPrompt({
+    view,
+    yes: setup.yes,
+    onInterrupt: stopRun,
+    read: async (prompt) => {
+      keys.pause();
+      try {
+        return await editor.read(prompt);
+      } finally {
+        keys.resume();
+      }
+    },
+  });
+
+  let session: OpenSession;
+  try {
+    session = openSession({
+      home: setup.home,
+      workspace: setup.workspace,
+      modelId: setup.resolved.id,
+      config: setup.config,
+      format: setup.format,
+      signal: sessionController.signal,
+      confirm: confirm.confirm,
+      ...(setup.name ? { name: setup.name } : {}),
+      ...(setup.resume ? { resume: setup.resume } : {}),
+    });
+  } catch (error) {
+    process.stderr.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
+    editor.close();
+    return EXIT_CODES.error;
+  }
+
+  const onSignal = () => {
+    if (run) run.abort();
+  };
+  const onTerminate = () => {
+    sessionController.abort();
+    run?.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onTerminate);
+  process.on('SIGHUP', onTerminate);
+  try {
+    const agentModel = await loadAgentModel(setup.resolved, setup.config.models);
+    const agent = new Agent({
+      ...agentModel,
+      registry: session.registry,
+      store: session.store,
+      toolContext: session.toolContext,
+      rules: session.rules,
+      format: setup.format,
+      loopDetector: new LoopDetector(),
+      signal: sessionController.signal,
+      onEvent: view.onEvent,
+    });
+
+    const interruptible = async <T,>(label: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+      run = new AbortController();
+      keys.start(stopRun);
+      view.busy(label);
+      try {
+        return await work(run.signal);
+      } finally {
+        view.idle();
+        keys.stop();
+        run = undefined;
+      }
+    };
+    const commands: ChatCommandContext = { agent, session, view, home: setup.home, workspace: setup.workspace, config: setup.config, interruptible };
+
+    const runPrompt = async (prompt: string) => {
+      run = new AbortController();
+      keys.start(stopRun);
+      let outcome: RunOutcome;
+      try {
+        outcome = await agent.run(prompt, { signal: run.signal, maxTurns: setup.maxTurns ?? 50 });
+      } finally {
+        view.endRun();
+        keys.stop();
+        run = undefined;
+      }
+      view.printLines(endLines(outcome, session.store.log, setup.config, style));
+    };
+
+    view.printLines(welcome(session, agent.modelId, setup, style, view.width));
+    for (const prompt of setup.prompts) {
+      if (sessionController.signal.aborted) break;
+      view.printLines([`${style.bold('›')} ${prompt}`]);
+      await runPrompt(prompt);
+    }
+
+    let prefill = keys.takeTypeahead();
+    let lastWasInterrupt = false;
+    while (!sessionController.signal.aborted) {
+      const input = await editor.read(`${style.cyan('›')} `, prefill ? { initial: prefill } : undefined);
+      prefill = '';
+      if (input.kind === 'eof') break;
+      if (input.kind === 'interrupt') {
+        if (input.text.trim() === '' && lastWasInterrupt) break;
+        if (input.text.trim() === '') view.printLines([style.dim('(Ctrl-C again or Ctrl-D to leave)')]);
+        lastWasInterrupt = input.text.trim() === '';
+        continue;
+      }
+      lastWasInterrupt = false;
+      const text = input.text;
+      if (!text.trim()) continue;
+      if (isSlashCommand(text)) {
+        const outcome = await runSlashCommand(text, commands);
+        if (outcome.exit) break;
+        prefill = outcome.prefill ?? '';
+        continue;
+      }
+      await runPrompt(text.replace(/^ (?=\/)/, ''));
+      prefill = keys.takeTypeahead();
+    }
+    view.printLines([style.dim(`Session ${session.store.id} is saved; fence -r goes on with it.`)]);
+    return sessionController.signal.aborted ? EXIT_CODES.interrupted : EXIT_CODES.done;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onTerminate);
+    process.off('SIGHUP', onTerminate);
+    view.idle();
+    keys.stop();
+    editor.close();
+    await session.close();
+  }
+}
+
+/** The first lines: the session, model and keys, and for a resumed session the end of its conversation. */
+function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style: ReturnType<typeof createStyle>, width: number): string[] {
+  const lines: string[] = [];
+  if (setup.resume) {
+    lines.push(style.dim(`Resuming ${session.store.info.name ?? session.store.id}:`));
+    lines.push(...briefHistory(session.store.log, style, width));
+    lines.push('');
+  }
+  const asks = setup.yes ? 'tools run without asking (-y)' : 'asks before changing anything';
+  lines.push(`${style.bold('fence')} ${style.dim(`· ${modelId} · session ${session.store.id} · ${asks}`)}`);
+  lines.push(style.dim('/help for commands · Ctrl-C stops a reply · Ctrl-D leaves'));
+  return lines;
+}
+
+/** What follows a run: why it stopped when it did not simply finish, then the session's tokens and cost. */
+function endLines(outcome: RunOutcome, log: readonly Message[], config: FenceConfig, style: ReturnType<typeof createStyle>): string[] {
+  const lines: string[] = [];
+  if (outcome.status === 'error') lines.push(style.red(`✗ ${outcome.error}`));
+  else if (outcome.status === 'max_turns') lines.push(style.yellow(`⏹ stopped after ${outcome.turns} model requests; say "go on" to continue`));
+  else if (outcome.status === 'stopped') lines.push(style.yellow(`⏹ stopped: ${outcome.reason}`));
+  else if (outcome.status === 'aborted') lines.push(style.yellow('⏹ stopped; the conversation is kept — type to go on'));
+  const usage = sessionUsage(log, config.models);
+  const cost = usage.costUsd === undefined ? '' : ` · ${dollars(usage.costUsd)}`;
+  lines.push(style.dim(`${shortCount(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens)} in · ${shortCount(usage.outputTokens)} out${cost}`));
+  return lines;
+}

@@ -1,0 +1,83 @@
+/** The terminal input the chat reads keys from. */
+export interface KeyInput {
+  readonly isTTY?: boolean;
+  setRawMode?(mode: boolean): unknown;
+  on(event: 'data', listener: (data: Buffer | string) => void): unknown;
+  off(event: 'data', listener: (data: Buffer | string) => void): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
+/**
+ * The keys that count while the agent runs: Ctrl-C stops the run (the stream, or the tool under
+ * way). The terminal is in raw mode meanwhile, so typed keys do not echo into the reply; printable
+ * ones are kept as type-ahead for the next prompt. `pause` hands the terminal to the line editor
+ * (a confirmation) and `resume` takes it back.
+ */
+export class RunKeys {
+  #onInterrupt: (() => void) | undefined;
+  #listening = false;
+  #typed = '';
+
+  constructor(private readonly input: KeyInput) {}
+
+  /** Starts watching for one run. */
+  start(onInterrupt: () => void): void {
+    this.#onInterrupt = onInterrupt;
+    this.#listen();
+  }
+
+  /** Stops watching (the run ended). */
+  stop(): void {
+    this.#unlisten();
+    this.#onInterrupt = undefined;
+  }
+
+  /** Lets go of the terminal for a while (the line editor reads a confirmation). */
+  pause(): void {
+    this.#unlisten();
+  }
+
+  /** Takes the terminal back after `pause`, while a run is still watched. */
+  resume(): void {
+    if (this.#onInterrupt) this.#listen();
+  }
+
+  /** What was typed during the run (printable keys, Backspace applied), and forgets it. */
+  takeTypeahead(): string {
+    const typed = this.#typed;
+    this.#typed = '';
+    return typed;
+  }
+
+  readonly #onData = (data: Buffer | string): void => {
+    const text = typeof data === 'string' ? data : data.toString('utf8');
+    // Escape sequences (arrows, function keys) are not type-ahead.
+    const keys = text.replace(/\x1b(\[[0-?]*[ -/]*[@-~]|O.|.)?/g, '');
+    for (const char of keys) {
+      if (char === '\x03') {
+        this.#onInterrupt?.();
+      } else if (char === '\x7f' || char === '\b') {
+        this.#typed = [...this.#typed].slice(0, -1).join('');
+      } else if (char >= ' ') {
+        this.#typed += char;
+      }
+    }
+  };
+
+  #listen(): void {
+    if (this.#listening || this.input.isTTY !== true) return;
+    this.#listening = true;
+    this.input.setRawMode?.(true);
+    this.input.on('data', this.#onData);
+    this.input.resume();
+  }
+
+  #unlisten(): void {
+    if (!this.#listening) return;
+    this.#listening = false;
+    this.input.off('data', this.#onData);
+    this.input.setRawMode?.(false);
+    this.input.pause();
+  }
+}

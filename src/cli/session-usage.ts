@@ -1,0 +1,73 @@
+import type { Message } from '../conversation/message';
+import { costOf, modelInfo, type ModelInfo } from '../llm/model-info';
+
+/** What a session's requests came to, from the usage recorded in its log. */
+export interface SessionUsage {
+  /** Model replies with usage: the agent's turns and compaction summaries. */
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** USD; undefined when a model's prices are unknown. */
+  costUsd: number | undefined;
+  /** Models whose prices are unknown. */
+  unpriced: string[];
+  /** Some count was made locally, not reported by the provider. */
+  estimated: boolean;
+  /** Input tokens of the last request (cached ones included): how full the context is. */
+  lastInputTokens: number;
+}
+
+/**
+ * Adds up the usage of every message that has one (each reply, each summary), priced by its own
+ * model from fence's table and the config's `[models]`. Only reads the log.
+ */
+export function sessionUsage(log: readonly Message[], overrides: Readonly<Record<string, ModelInfo>> = {}): SessionUsage {
+  const totals: SessionUsage = {
+    requests: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    costUsd: 0,
+    unpriced: [],
+    estimated: false,
+    lastInputTokens: 0,
+  };
+  const infos = new Map<string, ModelInfo>();
+  for (const message of log) {
+    const usage = message.meta?.usage;
+    if (!usage) continue;
+    totals.requests += 1;
+    totals.inputTokens += usage.inputTokens;
+    totals.outputTokens += usage.outputTokens;
+    totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+    if (usage.estimated) totals.estimated = true;
+    if (message.role === 'assistant') totals.lastInputTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+    const model = message.meta?.model ?? '';
+    let info = infos.get(model);
+    if (!info) infos.set(model, (info = modelInfo(model, overrides)));
+    const cost = costOf(usage, info);
+    if (cost === undefined) {
+      if (!totals.unpriced.includes(model)) totals.unpriced.push(model);
+      totals.costUsd = undefined;
+    } else if (totals.costUsd !== undefined) {
+      totals.costUsd += cost;
+    }
+  }
+  return totals;
+}
+
+/** `950`, `12.3k`, `1.20M`. */
+export function shortCount(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(2)}M`;
+}
+
+/** `$0.0123`, `$1.23`. */
+export function dollars(usd: number): string {
+  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}

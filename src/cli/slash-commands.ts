@@ -1,0 +1,235 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Agent } from '../agent/agent';
+import type { FenceConfig } from '../config/config';
+import { createMessage } from '../conversation/message';
+import { newSessionId } from '../conversation/session-store';
+import { modelInfo } from '../llm/model-info';
+import { resolveModel } from '../llm/models';
+import type { ToolUse } from '../parse/tool-use';
+import { runToolUse } from '../tools/run-tool-use';
+import { loadAgentModel } from './agent-model';
+import type { ChatView } from './chat-view';
+import type { OpenSession } from './open-session';
+import { dollars, sessionUsage, shortCount } from './session-usage';
+import { exportMarkdown, fullLog } from './transcript';
+
+/** What a slash command works with. */
+export interface ChatCommandContext {
+  readonly agent: Agent;
+  readonly session: OpenSession;
+  readonly view: ChatView;
+  readonly home: string;
+  readonly workspace: string;
+  readonly config: FenceConfig;
+  /** Runs work the person may stop with Ctrl-C, with the spinner showing `label`. */
+  interruptible<T>(label: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+}
+
+/** What the chat does after a command: leave, or put text back in the input line. */
+export interface CommandOutcome {
+  exit?: boolean;
+  prefill?: string;
+}
+
+interface ChatCommand {
+  name: string;
+  /** The argument as `/help` shows it. */
+  usage?: string;
+  summary: string;
+  run(ctx: ChatCommandContext, argument: string): Promise<CommandOutcome | void> | CommandOutcome | void;
+}
+
+const COMMANDS: ChatCommand[] = [
+  { name: 'help', summary: 'this list, and the keys', run: (ctx) => help(ctx) },
+  { name: 'undo', usage: '[n]', summary: 'take back the last n prompts (default 1) and all that followed; files stay as they are', run: undo },
+  { name: 'log', summary: 'the whole conversation, tool outputs in full', run: (ctx) => ctx.view.print(fullLog(ctx.session.store.log, ctx.view.style, ctx.view.width)) },
+  { name: 'tokens', summary: "the session's token use and cost", run: tokens },
+  { name: 'model', usage: '[provider/model]', summary: 'show the model, or switch to another', run: model },
+  { name: 'tools', summary: 'the tools the model can use', run: tools },
+  { name: 'rename', usage: '<name>', summary: 'give the session a name', run: rename },
+  { name: 'fork', usage: '[name]', summary: 'copy the session and go on in the copy (the original stays as it is)', run: fork },
+  { name: 'export', usage: '[file.md]', summary: 'write the conversation to a markdown file', run: exportCommand },
+  { name: 'compact', summary: 'have the model summarize the older turns now', run: compact },
+  { name: 'exit', summary: 'leave (Ctrl-D does too)', run: () => ({ exit: true }) },
+];
+
+/** Whether a line is a slash command rather than a prompt: `/word`, not `/path/to/file` or `//`. */
+export function isSlashCommand(line: string): boolean {
+  return /^\/[A-Za-z][\w-]*(\s|$)/.test(line.trim());
+}
+
+/**
+ * Runs one slash command line: a command of the table, or `/<tool> <input>` to run a tool
+ * directly (`/shell ls`, `/read README.md`; on several lines the first line's words are the
+ * tool's arguments and the rest its body, as in a block). A tool run by the person is not asked
+ * about, and its result is added to the conversation so the model sees it. Anything else gets
+ * a line naming the commands. Never throws for a person's mistake.
+ */
+export async function runSlashCommand(line: string, ctx: ChatCommandContext): Promise<CommandOutcome> {
+  const text = line.trim();
+  const name = (/^\/([\w-]+)/.exec(text)?.[1] ?? '').toLowerCase();
+  const argument = text.slice(name.length + 1).replace(/^[ \t]+/, '');
+  const command = COMMANDS.find((c) => c.name === name) ?? (name === 'quit' ? COMMANDS.find((c) => c.name === 'exit') : undefined);
+  if (command) return (await command.run(ctx, argument)) ?? {};
+  const tool = ctx.session.registry.forTag(name);
+  if (tool) {
+    await runToolDirectly(ctx, name, argument);
+    return {};
+  }
+  const { style } = ctx.view;
+  ctx.view.printLines([
+    `${style.yellow(`Unknown command /${name}.`)} Commands: ${COMMANDS.map((c) => `/${c.name}`).join(' ')}`,
+    style.dim(`Tools run as /<tool> <input>, e.g. /shell ls. /help says more; a prompt that starts with / needs a space before it.`),
+  ]);
+  return {};
+}
+
+function help(ctx: ChatCommandContext): void {
+  const { style } = ctx.view;
+  const width = Math.max(...COMMANDS.map((c) => `/${c.name} ${c.usage ?? ''}`.length));
+  const lines = COMMANDS.map((c) => `  ${style.cyan(`/${c.name} ${c.usage ?? ''}`.padEnd(width))}  ${c.summary}`);
+  lines.push(`  ${style.cyan('/<tool> <input>'.padEnd(width))}  run a tool yourself, e.g. /shell ls; the model sees the result`);
+  lines.push(
+    '',
+    style.bold('Keys'),
+    '  Enter sends · a line ending with \\ , Alt-Enter or a paste adds lines · Up/Down walk the history',
+    '  Ctrl-C stops the reply or the tool under way; at an empty prompt, twice (or Ctrl-D) leaves',
+    '',
+    style.bold('Confirmations'),
+    '  y run it · n do not (n <reason> tells the model why) · e edit it in $EDITOR first · a yes to all in this session',
+  );
+  ctx.view.printLines(lines);
+}
+
+/** `/undo [n]`: removes the last n prompts and everything after each; gives the first one back to edit. */
+function undo(ctx: ChatCommandContext, argument: string): CommandOutcome {
+  const { style } = ctx.view;
+  const count = argument ? Number(argument) : 1;
+  if (!Number.isInteger(count) || count < 1) {
+    ctx.view.printLines([style.yellow('/undo takes a whole number of prompts to take back, e.g. /undo 2')]);
+    return {};
+  }
+  const log = ctx.session.store.log;
+  let from = log.length;
+  for (let found = 0; found < count; ) {
+    from -= 1;
+    if (from < 0) break;
+    if (log[from]?.role === 'user') found += 1;
+  }
+  if (from < 0 || log.length === 0 || !log.some((m) => m.role === 'user')) {
+    ctx.view.printLines([style.yellow(from < 0 && log.some((m) => m.role === 'user') ? `There are fewer than ${count} prompts to take back.` : 'Nothing to undo yet.')]);
+    return {};
+  }
+  const removed = ctx.session.store.undo(log.length - from);
+  const prompt = removed[0]?.content ?? '';
+  const tools = removed.filter((m) => m.meta?.toolResult).length;
+  const note = tools > 0 ? ` Files and commands the ${tools} tool call${tools === 1 ? '' : 's'} changed are not undone.` : '';
+  ctx.view.printLines([style.dim(`Took back ${count === 1 ? 'the last prompt' : `${count} prompts`} (${removed.length} messages).${note} The prompt is back in the input line.`)]);
+  return { prefill: prompt };
+}
+
+function tokens(ctx: ChatCommandContext): void {
+  const { style } = ctx.view;
+  const usage = sessionUsage(ctx.session.store.log, ctx.config.models);
+  const cached = usage.cacheReadTokens + usage.cacheWriteTokens;
+  const cost =
+    usage.costUsd === undefined ? `cost unknown (no prices for ${usage.unpriced.join(', ')}; set them in [models."id"] of fence.toml)` : dollars(usage.costUsd);
+  const window = modelInfo(ctx.agent.modelId, ctx.config.models).contextWindow;
+  ctx.view.printLines([
+    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${usage.estimated ? ' · some estimated' : ''}`,
+    `${style.bold('cost')} ${cost}`,
+    `${style.bold('context')} ${shortCount(usage.lastInputTokens)} tokens in the last request${window ? ` of ${shortCount(window)}` : ''} · model ${ctx.agent.modelId}`,
+  ]);
+}
+
+async function model(ctx: ChatCommandContext, argument: string): Promise<void> {
+  const { style } = ctx.view;
+  if (!argument) {
+    ctx.view.printLines([`model ${style.bold(ctx.agent.modelId)} ${style.dim('(/model provider/model switches)')}`]);
+    return;
+  }
+  const resolved = resolveModel(argument, process.env);
+  if ('error' in resolved) {
+    ctx.view.printLines([style.yellow(resolved.error)]);
+    return;
+  }
+  const next = await loadAgentModel(resolved, ctx.config.models);
+  ctx.agent.useModel(next);
+  ctx.session.store.updateInfo({ model: resolved.id });
+  ctx.view.printLines([style.dim(`Now using ${resolved.id}; the conversation goes on with it.`)]);
+}
+
+function tools(ctx: ChatCommandContext): void {
+  const { style } = ctx.view;
+  const lines = ctx.session.registry.tools.map((tool) => {
+    const tags = tool.blockTypes.length > 1 ? style.dim(` (also ${tool.blockTypes.slice(1).join(', ')})`) : '';
+    const who = tool.callers.includes('direct') ? '' : style.dim(' [programs only]');
+    return `  ${style.cyan(tool.name)}${tags}${who} — ${tool.description}${tool.mutating ? style.dim(' · asks first') : ''}`;
+  });
+  ctx.view.printLines(lines);
+}
+
+function rename(ctx: ChatCommandContext, argument: string): void {
+  const { style } = ctx.view;
+  if (!argument) {
+    ctx.view.printLines([style.yellow('/rename needs a name, e.g. /rename fix-login-bug')]);
+    return;
+  }
+  ctx.session.store.updateInfo({ name: argument });
+  ctx.view.printLines([style.dim(`Session ${ctx.session.store.id} is now named "${argument}".`)]);
+}
+
+function fork(ctx: ChatCommandContext, argument: string): void {
+  const { style } = ctx.view;
+  const from = ctx.session.store;
+  let next;
+  try {
+    next = from.fork(ctx.home, newSessionId(), argument || undefined);
+  } catch (error) {
+    ctx.view.printLines([style.yellow(`No fork: ${error instanceof Error ? error.message : String(error)}`)]);
+    return;
+  }
+  ctx.agent.useStore(next);
+  ctx.session.switchStore(next);
+  ctx.view.printLines([style.dim(`Forked: now in session ${next.id}. The original, ${from.id}, stays as it was (fence -r ${from.id} goes back to it).`)]);
+}
+
+function exportCommand(ctx: ChatCommandContext, argument: string): void {
+  const { style } = ctx.view;
+  const store = ctx.session.store;
+  const path = resolve(ctx.workspace, argument || `fence-${store.id}.md`);
+  try {
+    writeFileSync(path, exportMarkdown(store.info, store.log));
+    ctx.view.printLines([style.dim(`Wrote the conversation to ${path}.`)]);
+  } catch (error) {
+    ctx.view.printLines([style.yellow(`Could not write ${path}: ${error instanceof Error ? error.message : String(error)}`)]);
+  }
+}
+
+async function compact(ctx: ChatCommandContext): Promise<void> {
+  const { style } = ctx.view;
+  const outcome = await ctx.interruptible('summarizing', (signal) => ctx.agent.compact({ signal }));
+  if (!outcome.ok) ctx.view.printLines([style.yellow(`No summary: ${outcome.error}.`)]);
+}
+
+/** `/<tool> <input>`: the person runs a tool; the result goes into the conversation for the model. */
+async function runToolDirectly(ctx: ChatCommandContext, tag: string, argument: string): Promise<void> {
+  const newline = argument.indexOf('\n');
+  const multiline = newline >= 0;
+  const args = multiline ? argument.slice(0, newline).split(/\s+/).filter(Boolean) : [];
+  const content = multiline ? argument.slice(newline + 1) : argument;
+  const use: ToolUse = { tool: tag, args, content, format: 'markdown', start: 0, end: 0 };
+  const store = ctx.session.store;
+  const started = Date.now();
+  const outcome = await ctx.interruptible(`running ${tag}`, (signal) =>
+    runToolUse(use, ctx.session.registry, { ...ctx.session.toolContext, signal }, { outputsDir: store.outputsDir, rules: ctx.session.rules, principal: 'user' }),
+  );
+  ctx.view.printLines(ctx.view.toolLines(use, outcome, Date.now() - started));
+  const call = [tag, ...args].join(' ');
+  store.append(
+    createMessage('system', `The user ran \`${call}\` themselves:\n${content}\n\nResult${outcome.result.isError ? ' (error)' : ''}:\n${outcome.result.output}`, {
+      meta: { notice: 'user_tool', tool: outcome.tool, ...(outcome.result.isError ? { isError: true } : {}) },
+    }),
+  );
+}

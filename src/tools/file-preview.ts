@@ -1,0 +1,36 @@
+import { isUtf8 } from 'node:buffer';
+import type { ToolPreview } from './define-tool';
+import { readIfExists } from './text-file';
+import { ToolInputError } from './tool-error';
+import { locateFile } from './workspace-path';
+
+/**
+ * The preview of a file tool's call: the file's text now and after the call, as `change`
+ * computes it from the current bytes (undefined for a missing file) — the same computation the
+ * tool's `execute` makes, so what a person approves is what gets written. A path that cannot be
+ * read, a file that is not UTF-8 text, or a change that would fail gives a `note` instead.
+ * Reads only; never throws for a file-system failure.
+ */
+export async function previewFileChange(
+  workspace: string,
+  path: string,
+  change: (existing: Buffer | undefined) => { after: string } | { error: string },
+): Promise<ToolPreview> {
+  let file;
+  try {
+    file = locateFile(workspace, path);
+  } catch (error) {
+    if (error instanceof ToolInputError) return { kind: 'note', text: error.message };
+    throw error;
+  }
+  let existing: Buffer | undefined;
+  try {
+    existing = await readIfExists(file.absolute);
+  } catch (error) {
+    return { kind: 'note', text: `${file.shown} cannot be read (${error instanceof Error ? error.message : String(error)})` };
+  }
+  if (existing !== undefined && !isUtf8(existing)) return { kind: 'note', text: `${file.shown} is not UTF-8 text; no diff to show` };
+  const outcome = change(existing);
+  if ('error' in outcome) return { kind: 'note', text: outcome.error };
+  return { kind: 'diff', path: file.shown, before: existing?.toString('utf8') ?? '', after: outcome.after, created: existing === undefined };
+}
