@@ -82,7 +82,6 @@ export class ChatView {
         break;
       case 'reply_end':
         this.print(this.#markdown.finish());
-        if (event.message.meta?.interrupted) this.printLines([this.style.yellow('⏹ interrupted')]);
         break;
       case 'retry':
         this.printLines([this.style.yellow(`↻ retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}`)]);
@@ -110,6 +109,12 @@ export class ChatView {
     }
   };
 
+  /** A confirmed call starts now: its clock restarts and the spinner shows again. */
+  toolConfirmed(tool: string): void {
+    this.#toolStarted = Date.now();
+    this.busy(`running ${tool}`);
+  }
+
   /** Ends a run's drawing: what is left of the reply, and the spinner off. */
   endRun(): void {
     this.print(this.#markdown.finish());
@@ -123,7 +128,8 @@ export class ChatView {
     const mark = outcome.declined ? style.yellow('✗') : failed ? style.red('✗') : style.green('✓');
     const words = useWords(use).join(' ');
     const status = outcome.declined ? 'declined' : failed ? 'failed' : '';
-    const head = [mark, style.bold(outcome.tool), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', style.dim(seconds(elapsedMs))];
+    const time = outcome.declined ? '' : style.dim(seconds(elapsedMs));
+    const head = [mark, style.bold(outcome.tool), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', time];
     const lines = [head.filter(Boolean).join(' ')];
     if (outcome.declined) return lines;
     return [...lines, ...this.outputLines(outcome.result.output)];

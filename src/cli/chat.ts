@@ -61,6 +61,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   const confirm = createConfirmPrompt({
     view,
     yes: setup.yes,
+    blocksShown: setup.format !== 'tool',
     onInterrupt: stopRun,
     read: async (prompt) => {
       keys.pause();
@@ -205,11 +206,11 @@ function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style:
 function endLines(outcome: RunOutcome, log: readonly Message[], config: FenceConfig, style: ReturnType<typeof createStyle>): string[] {
   const lines: string[] = [];
   if (outcome.status === 'error') lines.push(style.red(`✗ ${outcome.error}`));
-  else if (outcome.status === 'max_turns') lines.push(style.yellow(`⏹ stopped after ${outcome.turns} model requests; say "go on" to continue`));
+  else if (outcome.status === 'max_turns') lines.push(style.yellow('⏹ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
   else if (outcome.status === 'stopped') lines.push(style.yellow(`⏹ stopped: ${outcome.reason}`));
-  else if (outcome.status === 'aborted') lines.push(style.yellow('⏹ stopped; the conversation is kept — type to go on'));
+  else if (outcome.status === 'aborted') lines.push(style.yellow('⏹ interrupted · the conversation is kept'));
   const usage = sessionUsage(log, config.models);
   const cost = usage.costUsd === undefined ? '' : ` · ${dollars(usage.costUsd)}`;
-  lines.push(style.dim(`${shortCount(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens)} in · ${shortCount(usage.outputTokens)} out${cost}`));
+  lines.push(style.dim(`${shortCount(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens)} in · ${shortCount(usage.outputTokens)} out${cost}`), '');
   return lines;
 }

@@ -21,6 +21,11 @@ export interface ConfirmPromptOptions {
   yes: boolean;
   /** Ctrl-C or Ctrl-D at the question: the call is declined and the run stopped. */
   onInterrupt(): void;
+  /**
+   * The model's calls are written as blocks that the reply just showed (markdown and XML): a
+   * command or code is not shown a second time, only diffs and edits are.
+   */
+  blocksShown: boolean;
   /** Opens text in the person's editor and returns it changed, or an error line (tests give their own). */
   edit?: (text: string, extension: string) => { text: string } | { error: string };
 }
@@ -55,7 +60,8 @@ export function createConfirmPrompt(options: ConfirmPromptOptions): ConfirmPromp
       let input = request.input;
       let edited = false;
       let preview = await request.preview(input);
-      view.printLines(describeCall(request, preview, view));
+      const shownAbove = options.blocksShown && request.principal === 'model' && preview.kind === 'code';
+      view.printLines(shownAbove ? describeCall(request, { kind: 'note', text: '' }, view).slice(0, -1) : describeCall(request, preview, view));
       const question = `${style.bold(questionFor(request, preview))} ${style.dim('[y/n/e/a]')} ${style.cyan('›')} `;
       while (true) {
         const answer = await options.read(question);
@@ -66,9 +72,10 @@ export function createConfirmPrompt(options: ConfirmPromptOptions): ConfirmPromp
         const text = answer.text.trim();
         const word = (/^\S+/.exec(text)?.[0] ?? '').toLowerCase();
         const rest = text.slice(word.length).trim();
-        if (word === 'y' || word === 'yes') return edited ? { action: 'yes', input } : { action: 'yes' };
-        if (word === 'a' || word === 'all') {
-          if (request.reason === undefined) yesToAll = true;
+        const yes = word === 'y' || word === 'yes';
+        if (yes || word === 'a' || word === 'all') {
+          if (!yes && request.reason === undefined) yesToAll = true;
+          view.toolConfirmed(request.tool.name);
           return edited ? { action: 'yes', input } : { action: 'yes' };
         }
         if (word === 'n' || word === 'no') return rest ? { action: 'no', reason: rest } : { action: 'no' };

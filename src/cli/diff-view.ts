@@ -14,7 +14,7 @@ export type FileChange = Extract<ToolPreview, { kind: 'diff' }>;
 export function renderFileChange(change: FileChange, style: Style, maxLines: number): string[] {
   const before = change.before.replace(/\r\n/g, '\n');
   const after = change.after.replace(/\r\n/g, '\n');
-  if (before === after) return [`${style.bold(change.path)} ${style.dim('(no change)')}`];
+  if (before === after) return [`${style.bold(change.path)} ${style.dim(change.created ? '(new file, empty)' : '(no change)')}`];
   const patch = structuredPatch(change.path, change.path, before, after, undefined, undefined, { context: 3 });
   const lines: string[] = [];
   let added = 0;

@@ -15,7 +15,7 @@ export interface SessionUsage {
   unpriced: string[];
   /** Some count was made locally, not reported by the provider. */
   estimated: boolean;
-  /** Input tokens of the last request (cached ones included): how full the context is. */
+  /** Input tokens (cached ones included) of the last reply of the agent, not a summary: how full the context is. */
   lastInputTokens: number;
 }
 
@@ -60,10 +60,11 @@ export function sessionUsage(log: readonly Message[], overrides: Readonly<Record
   return totals;
 }
 
-/** `950`, `12.3k`, `1.20M`. */
+/** `950`, `12.3k`, `456k`, `1.20M`: three significant figures or so. */
 export function shortCount(n: number): string {
   if (n < 1000) return String(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  if (n < 99_950) return `${(n / 1000).toFixed(1)}k`;
+  if (n < 999_500) return `${(n / 1000).toFixed(0)}k`;
   return `${(n / 1_000_000).toFixed(2)}M`;
 }
 

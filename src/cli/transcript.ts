@@ -1,3 +1,4 @@
+import { Lexer, type Tokens } from 'marked';
 import type { Message } from '../conversation/message';
 import type { SessionInfo } from '../conversation/session-store';
 import { MarkdownStream } from './markdown-stream';
@@ -70,13 +71,36 @@ export function exportMarkdown(info: SessionInfo, log: readonly Message[]): stri
   for (const message of conversationOf(log)) {
     const who = speaker(message);
     if (message.role === 'user') lines.push('## You', '', message.content, '');
-    else if (message.role === 'assistant') lines.push('## fence', '', message.content, '');
+    else if (message.role === 'assistant') lines.push('## fence', '', withClosedFence(message.content), '');
     else {
       const fence = '`'.repeat(Math.max(3, longestRun(message.content, '`') + 1));
       lines.push(`### ${message.meta?.toolResult ? `Result of ${who}` : who}`, '', `${fence}text`, message.content.replace(/\n+$/, ''), fence, '');
     }
   }
   return `${lines.join('\n').replace(/\n+$/, '')}\n`;
+}
+
+/**
+ * A reply as it was, with a closing fence added when it ends inside a code block (cut short by
+ * Ctrl-C or its length limit), so the rest of the document is not swallowed by it.
+ */
+function withClosedFence(text: string): string {
+  const tokens = new Lexer().lex(text).filter((token) => token.type !== 'space');
+  const last = tokens[tokens.length - 1];
+  if (last?.type !== 'code' || (last as Tokens.Code).codeBlockStyle === 'indented') return text;
+  const raw = last.raw.trimStart();
+  const char = raw[0];
+  if (char !== '`' && char !== '~') return text;
+  const opening = longestLeadingRun(raw, char);
+  const lastLine = raw.trimEnd().split('\n').pop()?.trim() ?? '';
+  const closed = raw.trimEnd().includes('\n') && lastLine.length >= opening && [...lastLine].every((c) => c === char);
+  return closed ? text : `${text.replace(/\n*$/, '')}\n${char.repeat(opening)}`;
+}
+
+function longestLeadingRun(text: string, char: string): number {
+  let n = 0;
+  while (text[n] === char) n++;
+  return n;
 }
 
 function longestRun(text: string, char: string): number {

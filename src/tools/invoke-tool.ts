@@ -13,6 +13,8 @@ export interface CallerPolicy {
   notation?: Notation;
   /** Ask the person (`ctx.confirm`, when there is one) before a mutating tool runs: set for the model's own calls. */
   confirmMutating?: boolean;
+  /** The person makes the call themselves (a tool run from the chat): a rule that asks is answered by that. */
+  byPerson?: boolean;
 }
 
 /** What one invocation came to: the admission decision, what the call touched, the result. */
@@ -41,11 +43,12 @@ export async function invokeTool(spec: ToolSpec, input: unknown, ctx: ToolContex
   const checked = validate(spec, input, ctx, caller);
   if ('error' in checked) return { decision: allowed, result: { output: checked.error, isError: true } };
   let { data, resource, decision } = checked;
-  if (decision.action === 'deny' || (decision.action === 'ask' && !ctx.confirm)) return { decision, resource, result: refusal(spec, decision) };
+  const asks = decision.action === 'ask' && !caller.byPerson;
+  if (decision.action === 'deny' || (decision.action === 'ask' && asks && !ctx.confirm)) return { decision, resource, result: refusal(spec, decision) };
   let edited: string | undefined;
-  if (ctx.confirm && (decision.action === 'ask' || (caller.confirmMutating && spec.mutating))) {
+  if (ctx.confirm && (asks || (caller.confirmMutating && spec.mutating))) {
     const asked = await askPerson(spec, data, ctx, caller, decision);
-    if ('declined' in asked) return { decision, resource, result: asked.declined, declined: true };
+    if ('declined' in asked) return { decision, resource, result: asked.declined, ...(asked.byPerson ? { declined: true } : {}) };
     if (asked.input) {
       const again = validate(spec, asked.input, ctx, caller);
       if ('error' in again) return { decision, resource, result: { output: `The user edited this call, and it is no longer valid; nothing was run.\n${again.error}`, isError: true } };
@@ -110,7 +113,7 @@ async function askPerson(
   ctx: ToolContext,
   caller: CallerPolicy,
   decision: Decision,
-): Promise<{ input?: Record<string, unknown> } | { declined: ToolResult }> {
+): Promise<{ input?: Record<string, unknown> } | { declined: ToolResult; byPerson: boolean }> {
   const confirm = ctx.confirm;
   if (!confirm) return {};
   try {
@@ -123,9 +126,10 @@ async function askPerson(
     });
     if (answer.action === 'yes') return answer.input ? { input: answer.input } : {};
     const why = answer.reason?.trim();
-    return { declined: { output: `The user declined this ${spec.name} call; it was not run.${why ? ` Their reason: ${why}` : ''}`, isError: true, details: { declined: true } } };
+    const output = `The user declined this ${spec.name} call; it was not run.${why ? ` Their reason: ${why}` : ''}`;
+    return { declined: { output, isError: true, details: { declined: true } }, byPerson: true };
   } catch (error) {
-    return { declined: { output: `${spec.name} was not run: asking the user for confirmation failed (${messageOf(error)}).`, isError: true } };
+    return { declined: { output: `${spec.name} was not run: asking the user for confirmation failed (${messageOf(error)}).`, isError: true }, byPerson: false };
   }
 }
 

@@ -62,6 +62,7 @@ export async function runToolUse(
     rules: options.rules ?? [],
     notation: use.format,
     confirmMutating: options.principal !== 'user',
+    byPerson: options.principal === 'user',
   });
   if (declined) return { tool: spec.name, result, decision, declined };
   const cut = truncateOutput(result.output, options.limits ?? DEFAULT_TRUNCATE_LIMITS);

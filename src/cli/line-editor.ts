@@ -1,0 +1,933 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { InputHistory } from './input-history';
+import { codePointWidth, stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal-style';
+
+/**
+ * The prompt of the interactive chat: a line editor of its own on a raw-mode terminal.
+ *
+ * Keys are decoded from the bytes here rather than by `readline.emitKeypressEvents`. On Node 20
+ * that decoder does report bracketed paste (a `paste-start` / `paste-end` key with no text), but
+ * it hands out one key at a time, which hides where a data chunk ends (the paste-burst rule
+ * below needs that), splits `\r\n` into two Enter keys, and spills unknown sequences (a mouse
+ * report, say) as ordinary characters. Reading the bytes ourselves covers both bracketed paste
+ * and the lack of it.
+ *
+ * Each data chunk is applied as a whole and rendered once: a paste of ten thousand characters
+ * is one redraw, and one insertion per run of plain text.
+ */
+
+/** What one read of the editor came to. */
+export type EditorResult =
+  /** Enter: the text as typed (it may hold `\n` for multi-line input), not trimmed. */
+  | { kind: 'line'; text: string }
+  /** Ctrl-C: what was in the buffer. The caller decides: clear it, or exit after a second one on an empty prompt. */
+  | { kind: 'interrupt'; text: string }
+  /** Ctrl-D on an empty buffer, the input stream ended or failed, or the editor was closed. */
+  | { kind: 'eof' };
+
+/** The streams and helpers a `LineEditor` works with. */
+export interface LineEditorOptions {
+  /** Where keys come from; a terminal in raw mode, or anything readable for the plain fallback. */
+  input: NodeJS.ReadStream | (NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown });
+  /** Where the prompt is drawn. `columns` (default 80) wraps the text; `rows`, when known, bounds the drawing. */
+  output: NodeJS.WritableStream & { columns?: number; rows?: number; isTTY?: boolean };
+  /** Paints the default continuation prompt and the `^C` mark. */
+  style: Style;
+  /** Walked with Up and Down; each submitted line typed at a terminal is added to it. Absent: no history. */
+  history?: InputHistory;
+}
+
+/** Options of one `LineEditor.read`. */
+export interface ReadOptions {
+  /** Text to start with, the cursor at its end. */
+  initial?: string;
+  /** The prompt before each line after the first; default `… ` right-aligned to the prompt's width. */
+  continuation?: string;
+}
+
+/** What the Tab key inserts; a pasted tab is kept as a tab and drawn this wide. */
+const TAB = '  ';
+/** How long an escape sequence cut at the end of a chunk waits for the rest before it is dropped. */
+const ESCAPE_TIMEOUT_MS = 100;
+const PASTE_ON = '\x1b[?2004h';
+const PASTE_OFF = '\x1b[?2004l';
+const PASTE_END = '\x1b[201~';
+const HIDE_CURSOR = '\x1b[?25l';
+const SHOW_CURSOR = '\x1b[?25h';
+
+/** What a key does. */
+type Action =
+  | 'none'
+  | 'enter'
+  | 'newline'
+  | 'tab'
+  | 'left'
+  | 'right'
+  | 'up'
+  | 'down'
+  | 'home'
+  | 'end'
+  | 'word-left'
+  | 'word-right'
+  | 'backspace'
+  | 'delete'
+  | 'delete-or-eof'
+  | 'kill-start'
+  | 'kill-end'
+  | 'kill-word-back'
+  | 'kill-word-forward'
+  | 'rubout-word'
+  | 'yank'
+  | 'clear'
+  | 'interrupt'
+  | 'paste-start';
+
+/** Control characters (and DEL) as keys. Those not listed are ignored. */
+const CONTROL_KEYS: Partial<Record<number, Action>> = {
+  0x01: 'home', // Ctrl-A
+  0x02: 'left', // Ctrl-B
+  0x03: 'interrupt', // Ctrl-C
+  0x04: 'delete-or-eof', // Ctrl-D
+  0x05: 'end', // Ctrl-E
+  0x06: 'right', // Ctrl-F
+  0x08: 'backspace', // Ctrl-H, Backspace on some terminals
+  0x09: 'tab',
+  0x0a: 'newline', // Ctrl-J
+  0x0b: 'kill-end', // Ctrl-K
+  0x0c: 'clear', // Ctrl-L
+  0x0e: 'down', // Ctrl-N
+  0x10: 'up', // Ctrl-P
+  0x15: 'kill-start', // Ctrl-U
+  0x17: 'rubout-word', // Ctrl-W
+  0x19: 'yank', // Ctrl-Y
+  0x7f: 'backspace',
+};
+
+/** Keys sent as ESC O <letter> (application cursor mode, rxvt's Ctrl-arrows, the keypad's Enter). */
+const SS3_KEYS: Partial<Record<string, Action>> = {
+  A: 'up',
+  B: 'down',
+  C: 'right',
+  D: 'left',
+  H: 'home',
+  F: 'end',
+  M: 'enter',
+  c: 'word-right',
+  d: 'word-left',
+};
+
+/** A prompt and its width in columns. */
+interface Prefix {
+  text: string;
+  width: number;
+}
+
+/** The buffer laid out on the terminal: rows to write and where the cursor goes. */
+interface Frame {
+  rows: string[];
+  widths: number[];
+  cursorRow: number;
+  cursorCol: number;
+}
+
+/** Reads entries from a person at a terminal, one `read` at a time. */
+export class LineEditor {
+  readonly #input: LineEditorOptions['input'];
+  readonly #output: LineEditorOptions['output'];
+  readonly #style: Style;
+  readonly #history: InputHistory | undefined;
+  #closed = false;
+  /** Ends the read in progress (terminal or plain) with a result, and `mark` after the text (`^C`); null between reads. */
+  #stop: ((result: EditorResult, mark?: string) => void) | null = null;
+  /** Text killed by Ctrl-U/K/W and friends, for Ctrl-Y; kept across reads. */
+  #killed = '';
+
+  // Plain (non-terminal) reading: text read past the last line, and whether the stream ended.
+  readonly #plainDecoder = new StringDecoder('utf8');
+  #plainText = '';
+  #plainEnded = false;
+
+  // State of one terminal read.
+  #decoder = new StringDecoder('utf8');
+  #first: Prefix = { text: '', width: 0 };
+  #rest: Prefix = { text: '', width: 0 };
+  #text = '';
+  #cursor = 0;
+  /** The column Up/Down aim for while moving through lines, so short lines do not lose it. */
+  #goal: number | null = null;
+  #pasting = false;
+  /** The pasted text so far ended with `\r`: a `\n` starting the next chunk belongs to it. */
+  #pasteCR = false;
+  /** The start of an escape sequence (or of the paste end mark) cut off at the end of a chunk. */
+  #pending = '';
+  /** Keys typed after the key that ended the last read (Ctrl-C, then more in one chunk): the next read starts with them. */
+  #leftover = '';
+  #escapeTimer: ReturnType<typeof setTimeout> | undefined;
+  #historyIndex = 0;
+  #draft = '';
+  #edits = new Map<number, string>();
+  // What is on the screen: whether the editor has drawn, the cursor's row in the drawing,
+  // and the widths of the rows above it (to find the top again after the terminal reflows).
+  #drawn = false;
+  #cursorRow = 0;
+  #cursorCol = 0;
+  #rowWidths: number[] = [];
+  #drawnColumns = 80;
+  #drawnBody = '';
+  #scrollTop = 0;
+
+  /** An editor on `options.input` and `options.output`; it listens only while a `read` is in progress. */
+  constructor(options: LineEditorOptions) {
+    this.#input = options.input;
+    this.#output = options.output;
+    this.#style = options.style;
+    this.#history = options.history;
+  }
+
+  /**
+   * Shows `prompt` and reads one entry. The prompt may hold escape codes (its width is measured
+   * by `visibleWidth`) and newlines (what comes before the last one is written once, above the
+   * editing area). The cursor is expected at the start of a line. `options.initial` pre-fills the
+   * buffer with the cursor at its end.
+   *
+   * On a terminal (input with `setRawMode`, output a TTY) it sets raw mode and bracketed paste
+   * for the read and restores both before the promise settles; it leaves the cursor at the start
+   * of the line after the input. Otherwise it writes the prompt and reads one line up to `\n`
+   * (`eof` at the end of the stream). Only one read may be in progress at a time; after `close`
+   * every read is `eof`.
+   */
+  read(prompt: string, options: ReadOptions = {}): Promise<EditorResult> {
+    if (this.#closed) return Promise.resolve({ kind: 'eof' });
+    if (this.#stop) return Promise.reject(new Error('LineEditor.read: a read is already in progress'));
+    if (!this.#interactive()) return this.#readPlain(prompt);
+    return new Promise((resolve) => this.#begin(prompt, options, resolve));
+  }
+
+  /**
+   * Stops listening and leaves raw mode; a read in progress ends as `eof`. Idempotent; the
+   * editor reads nothing after it.
+   */
+  close(): void {
+    this.#closed = true;
+    this.#stop?.({ kind: 'eof' });
+  }
+
+  #interactive(): boolean {
+    const input = this.#input as { isTTY?: boolean; setRawMode?: unknown };
+    return input.isTTY === true && typeof input.setRawMode === 'function' && this.#output.isTTY === true;
+  }
+
+  // ---------------------------------------------------------------- plain reading
+
+  #readPlain(prompt: string): Promise<EditorResult> {
+    const input = this.#input;
+    if ((input as { readableEnded?: boolean }).readableEnded) this.#plainEnded = true;
+    this.#output.write(prompt);
+    return new Promise((resolve) => {
+      const finish = (result: EditorResult): void => {
+        input.removeListener('data', onData);
+        input.removeListener('end', onEnd);
+        input.removeListener('error', onEnd);
+        input.pause();
+        this.#stop = null;
+        if (result.kind === 'line' && this.#input.isTTY) this.#history?.add(result.text);
+        resolve(result);
+      };
+      const settle = (): boolean => {
+        const newline = this.#plainText.indexOf('\n');
+        if (newline >= 0) {
+          const line = this.#plainText.slice(0, newline);
+          this.#plainText = this.#plainText.slice(newline + 1);
+          finish({ kind: 'line', text: line.endsWith('\r') ? line.slice(0, -1) : line });
+          return true;
+        }
+        if (!this.#plainEnded) return false;
+        const rest = this.#plainText;
+        this.#plainText = '';
+        finish(rest ? { kind: 'line', text: rest } : { kind: 'eof' });
+        return true;
+      };
+      const onData = (chunk: Buffer | string): void => {
+        this.#plainText += typeof chunk === 'string' ? chunk : this.#plainDecoder.write(chunk);
+        settle();
+      };
+      const onEnd = (): void => {
+        this.#plainEnded = true;
+        this.#plainText += this.#plainDecoder.end();
+        settle();
+      };
+      if (settle()) return;
+      this.#stop = finish;
+      input.on('data', onData);
+      input.on('end', onEnd);
+      input.on('error', onEnd);
+      input.resume();
+    });
+  }
+
+  // ---------------------------------------------------------------- terminal reading
+
+  #begin(prompt: string, options: ReadOptions, resolve: (result: EditorResult) => void): void {
+    const input = this.#input as { isRaw?: boolean; setRawMode(mode: boolean): unknown } & LineEditorOptions['input'];
+    const output = this.#output;
+    const lastNewline = prompt.lastIndexOf('\n');
+    const above = prompt.slice(0, lastNewline + 1).replace(/\r?\n/g, '\r\n');
+    const promptLine = prompt.slice(lastNewline + 1);
+    const promptWidth = visibleWidth(promptLine);
+    this.#first = { text: promptLine, width: promptWidth };
+    const continuation = options.continuation ?? defaultContinuation(promptWidth, this.#style);
+    this.#rest = { text: continuation, width: visibleWidth(continuation) };
+    this.#text = sanitize((options.initial ?? '').replace(/\r\n?/g, '\n'));
+    this.#cursor = this.#text.length;
+    this.#goal = null;
+    this.#pasting = false;
+    this.#pasteCR = false;
+    this.#pending = '';
+    this.#decoder = new StringDecoder('utf8');
+    this.#historyIndex = this.#history?.entries.length ?? 0;
+    this.#draft = this.#text;
+    this.#edits = new Map();
+    this.#drawn = false;
+    this.#drawnBody = '';
+    this.#scrollTop = 0;
+
+    const wasRaw = input.isRaw === true;
+    const onData = (chunk: Buffer | string): void => {
+      const text = this.#pending + (typeof chunk === 'string' ? chunk : this.#decoder.write(chunk));
+      this.#pending = '';
+      this.#clearEscapeTimer();
+      this.#feed(text);
+      if (this.#stop === finish) this.#render();
+    };
+    const onEnd = (): void => finish({ kind: 'eof' });
+    const onResize = (): void => {
+      this.#reflowed(this.#columns());
+      this.#render(true);
+    };
+    const finish = (result: EditorResult, mark = ''): void => {
+      if (this.#stop !== finish) return;
+      this.#stop = null;
+      this.#clearEscapeTimer();
+      input.removeListener('data', onData);
+      input.removeListener('end', onEnd);
+      input.removeListener('error', onEnd);
+      output.removeListener('resize', onResize);
+      output.write(`${HIDE_CURSOR}${this.#draw(true)}${mark}\r\n${PASTE_OFF}${SHOW_CURSOR}`);
+      input.pause();
+      try {
+        input.setRawMode(wasRaw);
+      } catch {
+        // The terminal went away; nothing to restore.
+      }
+      if (result.kind === 'line') this.#history?.add(result.text);
+      resolve(result);
+    };
+    this.#stop = finish;
+
+    try {
+      input.setRawMode(true);
+    } catch {
+      // Not a terminal after all: keys still arrive, only line-buffered.
+    }
+    input.on('data', onData);
+    input.on('end', onEnd);
+    input.on('error', onEnd);
+    output.on('resize', onResize);
+    output.write(above + PASTE_ON);
+    this.#render();
+    input.resume();
+    if (this.#leftover) {
+      const typed = this.#leftover;
+      this.#leftover = '';
+      onData(typed);
+    }
+  }
+
+  /** Applies one chunk of input, key by key; stops at a key that ends the read. */
+  #feed(s: string): void {
+    let i = 0;
+    while (i < s.length && this.#stop) {
+      if (this.#pasting) {
+        if (s === '\x03') {
+          // Ctrl-C alone in a chunk is the person, not the paste: a terminal that never sends
+          // the end mark must not leave the prompt stuck in paste mode.
+          this.#pasting = false;
+          this.#apply('interrupt', false);
+          return;
+        }
+        const end = s.indexOf(PASTE_END, i);
+        if (end < 0) {
+          const keep = heldBack(s, i, PASTE_END);
+          this.#insertPasted(s.slice(i, s.length - keep));
+          if (keep > 0) {
+            this.#pending = s.slice(s.length - keep);
+            this.#armEscapeTimer();
+          }
+          return;
+        }
+        this.#insertPasted(s.slice(i, end));
+        this.#pasting = false;
+        i = end + PASTE_END.length;
+        continue;
+      }
+      const code = s.charCodeAt(i);
+      if (code === 0x1b) {
+        const key = parseEscape(s, i);
+        if (!key) {
+          this.#pending = s.slice(i);
+          this.#armEscapeTimer();
+          return;
+        }
+        i += key.length;
+        this.#apply(key.action, i < s.length);
+      } else if (code === 0x0d) {
+        i += s.charCodeAt(i + 1) === 0x0a ? 2 : 1;
+        this.#apply('enter', i < s.length);
+      } else if (code < 0x20 || code === 0x7f) {
+        i += 1;
+        this.#apply(CONTROL_KEYS[code] ?? 'none', i < s.length);
+      } else if (code >= 0x80 && code <= 0x9f) {
+        i += 1; // C1 controls: never shown
+      } else {
+        let j = i + 1;
+        while (j < s.length && isPrintable(s.charCodeAt(j))) j++;
+        this.#goal = null;
+        this.#insert(s.slice(i, j));
+        i = j;
+      }
+    }
+    if (!this.#stop && i < s.length) this.#leftover = s.slice(i);
+  }
+
+  /** Does what `action` says. `more`: further input follows in the same chunk (a paste burst). */
+  #apply(action: Action, more: boolean): void {
+    if (action !== 'up' && action !== 'down') this.#goal = null;
+    const text = this.#text;
+    const cursor = this.#cursor;
+    switch (action) {
+      case 'none':
+        return;
+      case 'enter':
+        return this.#enter(more);
+      case 'newline':
+        return this.#insert('\n');
+      case 'tab':
+        return this.#insert(TAB);
+      case 'left':
+        this.#cursor = previousBoundary(text, cursor);
+        return;
+      case 'right':
+        this.#cursor = nextBoundary(text, cursor);
+        return;
+      case 'home':
+        this.#cursor = lineStart(text, cursor);
+        return;
+      case 'end':
+        this.#cursor = lineEnd(text, cursor);
+        return;
+      case 'word-left':
+        this.#cursor = wordStart(text, cursor);
+        return;
+      case 'word-right':
+        this.#cursor = wordEnd(text, cursor);
+        return;
+      case 'up':
+      case 'down':
+        return this.#vertical(action === 'up' ? -1 : 1);
+      case 'backspace':
+        return this.#remove(previousBoundary(text, cursor), cursor);
+      case 'delete':
+        return this.#remove(cursor, nextBoundary(text, cursor));
+      case 'delete-or-eof':
+        if (text === '') return this.#stop?.({ kind: 'eof' });
+        return this.#remove(cursor, nextBoundary(text, cursor));
+      case 'kill-start': {
+        // At the start of a line it takes the line break, so repeated Ctrl-U clears upwards.
+        const start = lineStart(text, cursor);
+        return this.#kill(start === cursor ? Math.max(0, cursor - 1) : start, cursor);
+      }
+      case 'kill-end': {
+        const end = lineEnd(text, cursor);
+        return this.#kill(cursor, end === cursor ? Math.min(text.length, cursor + 1) : end);
+      }
+      case 'kill-word-back':
+        return this.#kill(wordStart(text, cursor), cursor);
+      case 'kill-word-forward':
+        return this.#kill(cursor, wordEnd(text, cursor));
+      case 'rubout-word':
+        return this.#kill(spaceWordStart(text, cursor), cursor);
+      case 'yank':
+        return this.#insert(this.#killed);
+      case 'clear':
+        this.#output.write('\x1b[H\x1b[2J');
+        this.#drawn = false;
+        this.#drawnBody = '';
+        return;
+      case 'interrupt':
+        return this.#stop?.({ kind: 'interrupt', text }, this.#style.dim('^C'));
+      case 'paste-start':
+        this.#pasting = true;
+        this.#pasteCR = false;
+        return;
+    }
+  }
+
+  /**
+   * Enter. Inside a burst of input it is a line break of pasted text; after a backslash ending
+   * the line it replaces the backslash with a line break (as shells continue lines); else it
+   * submits.
+   */
+  #enter(more: boolean): void {
+    if (more) return this.#insert('\n');
+    const text = this.#text;
+    const cursor = this.#cursor;
+    if (text[cursor - 1] === '\\' && lineEnd(text, cursor) === cursor) {
+      this.#text = `${text.slice(0, cursor - 1)}\n${text.slice(cursor)}`;
+      return;
+    }
+    this.#stop?.({ kind: 'line', text });
+  }
+
+  #insert(s: string): void {
+    if (!s) return;
+    this.#text = this.#text.slice(0, this.#cursor) + s + this.#text.slice(this.#cursor);
+    this.#cursor += s.length;
+  }
+
+  #remove(from: number, to: number): void {
+    if (to <= from) return;
+    this.#text = this.#text.slice(0, from) + this.#text.slice(to);
+    this.#cursor = from;
+  }
+
+  #kill(from: number, to: number): void {
+    if (to <= from) return;
+    this.#killed = this.#text.slice(from, to);
+    this.#remove(from, to);
+  }
+
+  /** Inserts a piece of a bracketed paste: line breaks normalised to `\n`, escape codes and controls left out. */
+  #insertPasted(raw: string): void {
+    let s = raw;
+    if (this.#pasteCR && s.startsWith('\n')) s = s.slice(1);
+    if (!s) return;
+    this.#pasteCR = s.endsWith('\r');
+    this.#insert(sanitize(stripAnsi(s.replace(/\r\n?/g, '\n'))));
+  }
+
+  /** Up (-1) or Down (1): to the line above or below, keeping the column; past the first or last line, through the history. */
+  #vertical(direction: -1 | 1): void {
+    const text = this.#text;
+    const start = lineStart(text, this.#cursor);
+    const end = lineEnd(text, this.#cursor);
+    if (direction < 0 ? start === 0 : end === text.length) {
+      this.#goal = null;
+      this.#walkHistory(direction);
+      return;
+    }
+    const goal = this.#goal ?? displayWidth(text.slice(start, this.#cursor));
+    const targetStart = direction < 0 ? lineStart(text, start - 1) : end + 1;
+    const targetEnd = lineEnd(text, targetStart);
+    this.#cursor = targetStart + indexAtColumn(text.slice(targetStart, targetEnd), goal);
+    this.#goal = goal;
+  }
+
+  /**
+   * Steps through the history: Up to older entries, Down to newer ones and at last back to the
+   * unsent buffer. Edits made to an entry on the way are kept until the read ends.
+   */
+  #walkHistory(direction: -1 | 1): void {
+    const entries = this.#history?.entries ?? [];
+    const target = this.#historyIndex + direction;
+    if (target < 0 || target > entries.length) return;
+    if (this.#historyIndex >= entries.length) this.#draft = this.#text;
+    else if (this.#text !== entries[this.#historyIndex]) this.#edits.set(this.#historyIndex, this.#text);
+    else this.#edits.delete(this.#historyIndex);
+    this.#historyIndex = target;
+    this.#text = target === entries.length ? this.#draft : (this.#edits.get(target) ?? entries[target] ?? '');
+    // Going up lands on the entry's last line, going down on its first, so the walk continues
+    // through its lines in the same direction.
+    this.#cursor = direction < 0 ? this.#text.length : lineEnd(this.#text, 0);
+  }
+
+  #armEscapeTimer(): void {
+    this.#clearEscapeTimer();
+    this.#escapeTimer = setTimeout(() => {
+      this.#escapeTimer = undefined;
+      const pending = this.#pending;
+      this.#pending = '';
+      // A lone Escape, or a sequence that never finished, is dropped; inside a paste the text is literal.
+      if (this.#pasting) this.#insertPasted(pending);
+      if (this.#stop) this.#render();
+    }, ESCAPE_TIMEOUT_MS);
+  }
+
+  #clearEscapeTimer(): void {
+    if (this.#escapeTimer !== undefined) clearTimeout(this.#escapeTimer);
+    this.#escapeTimer = undefined;
+  }
+
+  // ---------------------------------------------------------------- drawing
+
+  #columns(): number {
+    const columns = this.#output.columns;
+    return typeof columns === 'number' && columns > 0 ? Math.floor(columns) : 80;
+  }
+
+  #maxRows(): number {
+    const rows = this.#output.rows;
+    return typeof rows === 'number' && rows > 0 ? Math.floor(rows) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Redraws the buffer; nothing is written when the drawing would not change, unless `force`. */
+  #render(force = false): void {
+    const before = this.#drawnBody;
+    const out = this.#draw(false);
+    if (!force && this.#drawnBody === before && before !== '') return;
+    this.#output.write(HIDE_CURSOR + out + SHOW_CURSOR);
+  }
+
+  /**
+   * What to write to redraw: back to the first row of the last drawing, clear to the end of the
+   * screen, then each row of prompt and text followed by an explicit `\r\n` (the terminal's own
+   * wrapping, with its pending-wrap state at a full row, is never relied on), and the cursor
+   * moved to its place with `\r`, cursor-up and an absolute column. `final` draws the whole text
+   * with no cursor (the read is over); otherwise a text taller than the screen shows the rows
+   * around the cursor.
+   */
+  #draw(final: boolean): string {
+    const columns = this.#columns();
+    const frame = layout(this.#text, final ? -1 : this.#cursor, columns, fitPrefix(this.#first, columns), fitPrefix(this.#rest, columns));
+    let out = '';
+    if (this.#drawn) out += `\r${up(this.#cursorRow)}`;
+    if (final) {
+      this.#drawn = false;
+      this.#drawnBody = '';
+      return `${out}\x1b[J${frame.rows.join('\r\n')}`;
+    }
+    const height = frame.rows.length;
+    const maxRows = this.#maxRows();
+    let top = 0;
+    if (height > maxRows) {
+      top = Math.min(Math.max(this.#scrollTop, 0), height - maxRows);
+      if (frame.cursorRow < top) top = frame.cursorRow;
+      if (frame.cursorRow >= top + maxRows) top = frame.cursorRow - maxRows + 1;
+    }
+    this.#scrollTop = top;
+    const visible = frame.rows.slice(top, top + Math.min(height, maxRows));
+    const cursorRow = frame.cursorRow - top;
+    let body = `\x1b[J${visible.join('\r\n')}\r${up(visible.length - 1 - cursorRow)}`;
+    if (frame.cursorCol > 0) body += `\x1b[${frame.cursorCol + 1}G`;
+    this.#drawn = true;
+    this.#drawnBody = body;
+    this.#cursorRow = cursorRow;
+    this.#cursorCol = frame.cursorCol;
+    this.#rowWidths = frame.widths.slice(top, frame.cursorRow);
+    this.#drawnColumns = columns;
+    return out + body;
+  }
+
+  /**
+   * After a resize: where the cursor's row now is relative to the top of the drawing. A terminal
+   * that narrows rewraps each row it holds (most do: VTE, iTerm2, kitty, tmux, Windows Terminal),
+   * so a row wider than the new width takes several; widening leaves the rows as they are since
+   * each ended in a hard line break.
+   */
+  #reflowed(columns: number): void {
+    if (!this.#drawn || columns >= this.#drawnColumns) return;
+    let row = 0;
+    for (const width of this.#rowWidths) row += Math.max(1, Math.ceil(width / columns));
+    this.#cursorRow = row + Math.floor(this.#cursorCol / columns);
+    this.#drawnColumns = columns;
+  }
+}
+
+/** `… ` right-aligned to `width` columns, so continued lines start under the first. */
+function defaultContinuation(width: number, style: Style): string {
+  if (width <= 0) return '';
+  if (width === 1) return style.dim('…');
+  return `${' '.repeat(width - 2)}${style.dim('…')} `;
+}
+
+/** A prompt cut (and uncoloured) when it would leave the text less than two columns. */
+function fitPrefix(prefix: Prefix, columns: number): Prefix {
+  if (prefix.width <= columns - 2) return prefix;
+  if (columns <= 3) return { text: '', width: 0 };
+  const text = truncateToWidth(stripAnsi(prefix.text), columns - 2);
+  return { text, width: visibleWidth(text) };
+}
+
+/** `\x1b[<n>A`, or nothing for no rows. */
+function up(rows: number): string {
+  return rows > 0 ? `\x1b[${rows}A` : '';
+}
+
+/**
+ * Lays `text` out in rows of at most `columns` columns: `first` before the first line, `rest`
+ * before every other, a character moved to the next row when it would not fit (a wide one may
+ * leave the last column empty, as terminals do). `cursor` (a string index, or -1 for none) gets
+ * its row and column; a cursor right after a row that fills the width is at the start of a row
+ * of its own, where the next character would go.
+ */
+function layout(text: string, cursor: number, columns: number, first: Prefix, rest: Prefix): Frame {
+  const rows: string[] = [];
+  const widths: number[] = [];
+  let row = first.text;
+  let col = first.width;
+  let cursorRow = 0;
+  let cursorCol = col;
+  const breakRow = (): void => {
+    rows.push(row);
+    widths.push(col);
+    row = '';
+    col = 0;
+  };
+  const placeCursorAtEnd = (): void => {
+    if (col >= columns) breakRow();
+    cursorRow = rows.length;
+    cursorCol = col;
+  };
+  let i = 0;
+  while (i < text.length) {
+    const code = text.codePointAt(i) ?? 0;
+    const size = code > 0xffff ? 2 : 1;
+    if (code === 0x0a) {
+      if (i === cursor) placeCursorAtEnd();
+      breakRow();
+      row = rest.text;
+      col = rest.width;
+      i += 1;
+      continue;
+    }
+    const shown = code === 0x09 ? TAB : isPrintable(code) ? text.slice(i, i + size) : '';
+    const width = code === 0x09 ? TAB.length : shown ? codePointWidth(code) : 0;
+    if (width > 0 && col > 0 && col + width > columns) breakRow();
+    if (i === cursor) {
+      cursorRow = rows.length;
+      cursorCol = col;
+    }
+    row += shown;
+    col += width;
+    i += size;
+  }
+  if (cursor >= text.length) placeCursorAtEnd();
+  rows.push(row);
+  widths.push(col);
+  return { rows, widths, cursorRow, cursorCol };
+}
+
+/** Whether a UTF-16 unit is text to show (not a C0/C1 control or DEL). */
+function isPrintable(code: number): boolean {
+  return code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code <= 0x9f);
+}
+
+/** The text without control characters other than tab and newline. */
+function sanitize(text: string): string {
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '');
+}
+
+/** The columns `text` (no escape codes) takes as the editor draws it: a tab as `TAB`. */
+function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) width += char === '\t' ? TAB.length : codePointWidth(char.codePointAt(0) ?? 0);
+  return width;
+}
+
+/** Where in `line` the cursor lands aiming at `column`: the last grapheme boundary not past it. */
+function indexAtColumn(line: string, column: number): number {
+  let width = 0;
+  let index = 0;
+  for (const { segment, index: at } of graphemes.segment(line)) {
+    const w = displayWidth(segment);
+    if (width + w > column) break;
+    width += w;
+    index = at + segment.length;
+  }
+  return index;
+}
+
+/**
+ * How many units at the end of `s` (from `from` on) could begin `mark`: held back from a paste
+ * until the next chunk says whether the mark follows.
+ */
+function heldBack(s: string, from: number, mark: string): number {
+  for (let k = Math.min(mark.length - 1, s.length - from); k > 0; k--) {
+    if (mark.startsWith(s.slice(s.length - k))) return k;
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- keys
+
+/**
+ * The key an escape sequence at `s[i]` stands for and how many units it takes; null when the
+ * sequence is cut off by the end of `s`. Sequences that mean nothing here come out as `none`,
+ * whole, so they never reach the buffer.
+ */
+function parseEscape(s: string, i: number): { length: number; action: Action } | null {
+  const next = s[i + 1];
+  if (next === undefined) return null;
+  if (next === '[') return parseCsi(s, i);
+  if (next === 'O') {
+    const final = s[i + 2];
+    return final === undefined ? null : { length: 3, action: SS3_KEYS[final] ?? 'none' };
+  }
+  if (next === ']' || next === 'P' || next === '_' || next === '^' || next === 'X') {
+    // A string (a terminal's reply, say) up to BEL or ST: skipped whole.
+    for (let j = i + 2; j < s.length; j++) {
+      if (s[j] === '\x07') return { length: j - i + 1, action: 'none' };
+      if (s[j] === '\x1b' && s[j + 1] === '\\') return { length: j - i + 2, action: 'none' };
+    }
+    return s.length - i > 4096 ? { length: s.length - i, action: 'none' } : null;
+  }
+  if (next === '\x1b') {
+    // ESC ESC [ D and the like: Alt with a key some terminals send as a sequence of its own.
+    const inner = parseEscape(s, i + 1);
+    if (!inner) return null;
+    return { length: inner.length + 1, action: withAlt(inner.action) };
+  }
+  if (next === '\r') return { length: 2, action: 'newline' }; // Alt-Enter
+  if (next === '\x7f' || next === '\x08') return { length: 2, action: 'kill-word-back' }; // Alt-Backspace
+  const code = next.charCodeAt(0);
+  // A lone Escape before a control key: the Escape is dropped and the key stays a key.
+  if (code < 0x20 || code === 0x7f) return { length: 1, action: 'none' };
+  const size = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
+  const meta: Partial<Record<string, Action>> = { b: 'word-left', f: 'word-right', d: 'kill-word-forward' };
+  return { length: 1 + size, action: meta[next] ?? 'none' };
+}
+
+/** A CSI sequence: ESC [ parameters intermediates final. */
+function parseCsi(s: string, i: number): { length: number; action: Action } | null {
+  let j = i + 2;
+  while (j < s.length && s.charCodeAt(j) >= 0x30 && s.charCodeAt(j) <= 0x3f) j++;
+  const paramsEnd = j;
+  while (j < s.length && s.charCodeAt(j) >= 0x20 && s.charCodeAt(j) <= 0x2f) j++;
+  if (j >= s.length) return j - i > 64 ? { length: j - i, action: 'none' } : null;
+  const final = s.charCodeAt(j);
+  // Not a sequence after all: drop what was read and let the odd character be a key of its own.
+  if (final < 0x40 || final > 0x7e) return { length: j - i, action: 'none' };
+  return { length: j - i + 1, action: csiAction(s.slice(i + 2, paramsEnd), s[j] ?? '') };
+}
+
+function csiAction(params: string, final: string): Action {
+  const parts = params.split(';');
+  const modifiers = Math.max(0, (Number.parseInt(parts[1] ?? '1', 10) || 1) - 1);
+  const altOrCtrl = (modifiers & (2 | 4 | 8)) !== 0;
+  switch (final) {
+    case 'A':
+      return 'up';
+    case 'B':
+      return 'down';
+    case 'C':
+      return altOrCtrl ? 'word-right' : 'right';
+    case 'D':
+      return altOrCtrl ? 'word-left' : 'left';
+    case 'H':
+      return 'home';
+    case 'F':
+      return 'end';
+    case '~':
+      switch (parts[0]) {
+        case '1':
+        case '7':
+          return 'home';
+        case '4':
+        case '8':
+          return 'end';
+        case '3':
+          return (modifiers & 4) !== 0 ? 'kill-word-forward' : 'delete';
+        case '200':
+          return 'paste-start';
+        case '27':
+          // xterm's modifyOtherKeys: a modified Enter (Shift-Enter) breaks the line.
+          return parts[2] === '13' ? 'newline' : 'none';
+        default:
+          return 'none';
+      }
+    case 'u':
+      // The kitty keyboard protocol's Enter, plain or modified.
+      if (parts[0] === '13') return modifiers > 0 ? 'newline' : 'enter';
+      return 'none';
+    default:
+      return 'none';
+  }
+}
+
+/** What a key does with Alt held. */
+function withAlt(action: Action): Action {
+  if (action === 'left') return 'word-left';
+  if (action === 'right') return 'word-right';
+  if (action === 'backspace') return 'kill-word-back';
+  if (action === 'enter') return 'newline';
+  return action;
+}
+
+// ---------------------------------------------------------------- moving in the text
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+const WORD_CHAR = /[\p{L}\p{N}\p{M}_]/u;
+
+/** The index where the line holding `i` starts. */
+function lineStart(text: string, i: number): number {
+  return i <= 0 ? 0 : text.lastIndexOf('\n', i - 1) + 1;
+}
+
+/** The index where the line holding `i` ends (its `\n`, or the end of the text). */
+function lineEnd(text: string, i: number): number {
+  const end = text.indexOf('\n', i);
+  return end < 0 ? text.length : end;
+}
+
+/** The grapheme boundary before `i` (a line break is one character). */
+function previousBoundary(text: string, i: number): number {
+  if (i <= 0) return 0;
+  if (text[i - 1] === '\n') return i - 1;
+  const start = lineStart(text, i);
+  let last = start;
+  for (const { index } of graphemes.segment(text.slice(start, i))) last = start + index;
+  return last;
+}
+
+/** The grapheme boundary after `i`. */
+function nextBoundary(text: string, i: number): number {
+  if (i >= text.length) return text.length;
+  if (text[i] === '\n') return i + 1;
+  const first = graphemes.segment(text.slice(i, lineEnd(text, i)))[Symbol.iterator]().next();
+  return first.done ? i + 1 : i + first.value.segment.length;
+}
+
+/** The code point ending at `i`. */
+function charBefore(text: string, i: number): string {
+  const low = text.charCodeAt(i - 1);
+  return low >= 0xdc00 && low <= 0xdfff && i >= 2 ? text.slice(i - 2, i) : text.slice(i - 1, i);
+}
+
+/** The code point starting at `i`. */
+function charAt(text: string, i: number): string {
+  const code = text.codePointAt(i) ?? 0;
+  return text.slice(i, i + (code > 0xffff ? 2 : 1));
+}
+
+/** Back to the start of the word before `i` (letters, digits, marks, `_`), over what separates them. */
+function wordStart(text: string, i: number): number {
+  let j = i;
+  while (j > 0 && !WORD_CHAR.test(charBefore(text, j))) j -= charBefore(text, j).length;
+  while (j > 0 && WORD_CHAR.test(charBefore(text, j))) j -= charBefore(text, j).length;
+  return j;
+}
+
+/** On to the end of the word after `i`. */
+function wordEnd(text: string, i: number): number {
+  let j = i;
+  while (j < text.length && !WORD_CHAR.test(charAt(text, j))) j += charAt(text, j).length;
+  while (j < text.length && WORD_CHAR.test(charAt(text, j))) j += charAt(text, j).length;
+  return j;
+}
+
+/** Back over white space, then over everything up to the white space before it (Ctrl-W in shells). */
+function spaceWordStart(text: string, i: number): number {
+  let j = i;
+  while (j > 0 && /\s/.test(text[j - 1] ?? '')) j--;
+  while (j > 0 && !/\s/.test(text[j - 1] ?? '')) j--;
+  return j;
+}

@@ -1,0 +1,583 @@
+import { getDefaults, Lexer, type MarkedOptions, type MarkedToken, type Token, type Tokens } from 'marked';
+import { highlighterFor, isKnownLanguage, type Highlighter } from './code-highlight';
+import { stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal-style';
+
+/** How a `MarkdownStream` renders. */
+export interface MarkdownStreamOptions {
+  /** Colours; with `style.color` off the output is plain text without any escape sequence. */
+  style: Style;
+  /**
+   * The terminal's width in columns. Rules and tables are fitted to it (rules to at most 80
+   * columns); prose and code are left to the terminal to wrap. 20 or more is assumed, but any
+   * number (even 0 or NaN) is accepted.
+   */
+  width: number;
+}
+
+/** One open fence: the character it is made of and how many of them opened it. */
+interface FenceLevel {
+  char: '`' | '~';
+  length: number;
+}
+
+/** A fence line: its run of fence characters, its indentation and its info string. */
+interface FenceLine extends FenceLevel {
+  indent: number;
+  /** The info string with surrounding whitespace removed; empty for a bare fence. */
+  info: string;
+}
+
+/** The code block being shown. */
+interface OpenBlock {
+  /** Open fences, the block's own first, nested levels after it. */
+  levels: FenceLevel[];
+  /** The opening fence's indentation, removed from the code lines (as CommonMark does). */
+  indent: number;
+  highlighter: Highlighter;
+}
+
+/** Columns a tab stop is apart, for code and indentation. */
+const TAB_STOP = 4;
+/** The widest a rule is drawn. */
+const MAX_RULE = 80;
+/**
+ * Lexer options of our own, so that nothing set on marked's global defaults changes the
+ * rendering. Not silent: marked's rare internal errors are thrown (and caught here) rather
+ * than written to the console.
+ */
+const LEX_OPTIONS: MarkedOptions = { ...getDefaults(), gfm: true, breaks: false, pedantic: false, silent: false };
+
+/** The block tokens marked reads in `source`. */
+function lex(source: string): Token[] {
+  return Lexer.lex(source, LEX_OPTIONS);
+}
+
+/**
+ * Reads a markdown fence line by the same rules as the tool parser (`FenceReader`): up to
+ * three spaces of indentation, a run of at least three backticks or tildes, an optional info
+ * string; a backtick fence's info string may not contain a backtick.
+ */
+function readFenceLine(line: string): FenceLine | undefined {
+  let at = 0;
+  while (at < 3 && line.charCodeAt(at) === 0x20) at++;
+  const char = line[at];
+  if (char !== '`' && char !== '~') return undefined;
+  let runEnd = at;
+  while (line[runEnd] === char) runEnd++;
+  const length = runEnd - at;
+  if (length < 3) return undefined;
+  const info = line.slice(runEnd).trim();
+  if (char === '`' && info.includes('`')) return undefined;
+  return { char, length, indent: at, info };
+}
+
+/** A line that belongs to a table group: `|` after at most three spaces. */
+function isTableLine(line: string): boolean {
+  let at = 0;
+  while (at < 3 && line.charCodeAt(at) === 0x20) at++;
+  return line[at] === '|';
+}
+
+// C0 controls but tab and line feed, DEL and C1 controls: they could move the cursor or start
+// an escape sequence, so they are shown as visible symbols instead.
+const CONTROL_TEST = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+const CONTROL_ALL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+function controlPicture(char: string): string {
+  const code = char.charCodeAt(0);
+  if (code < 0x20) return String.fromCharCode(0x2400 + code);
+  return code === 0x7f ? '\u2421' : '\ufffd';
+}
+
+/** The text with control characters (tab aside) replaced by visible symbols such as `␛`. */
+function sanitize(text: string): string {
+  return CONTROL_TEST.test(text) ? text.replace(CONTROL_ALL, controlPicture) : text;
+}
+
+/** The text with tabs expanded to the next multiple of `TAB_STOP` columns. */
+function expandTabs(text: string): string {
+  if (!text.includes('\t')) return text;
+  let out = '';
+  let column = 0;
+  for (const char of text) {
+    if (char === '\t') {
+      const spaces = TAB_STOP - (column % TAB_STOP);
+      out += ' '.repeat(spaces);
+      column += spaces;
+    } else {
+      out += char;
+      column++;
+    }
+  }
+  return out;
+}
+
+const ENTITY = /&(?:amp|lt|gt|quot|apos|nbsp|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});/g;
+const NAMED_ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'", '&nbsp;': '\u00a0' };
+
+function decodeEntity(entity: string): string {
+  const named = NAMED_ENTITIES[entity];
+  if (named !== undefined) return named;
+  const hex = entity[2] === 'x' || entity[2] === 'X';
+  const code = Number.parseInt(entity.slice(hex ? 3 : 2, -1), hex ? 16 : 10);
+  if (!(code > 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) return entity;
+  return String.fromCodePoint(code);
+}
+
+/** Text with the HTML character references marked leaves in it (`&amp;`, `&#39;`, …) decoded. */
+function decodeEntities(text: string): string {
+  return text.includes('&') ? text.replace(ENTITY, decodeEntity) : text;
+}
+
+/**
+ * Text of a token as it is shown on its one line: line breaks become spaces and control
+ * characters symbols — marked decodes numeric references itself, so `&#27;` arrives as a raw
+ * escape character even from a line that had none.
+ */
+function shown(text: string): string {
+  return sanitize(text.includes('\n') ? text.replace(/\n/g, ' ') : text);
+}
+
+/** Like `shown`, with character references decoded first. */
+function shownDecoded(text: string): string {
+  return shown(decodeEntities(text));
+}
+
+const isBlank = (char: string | undefined): boolean => char !== undefined && /\s/.test(char);
+
+/**
+ * The line without trailing blanks, also those just before the closing escape codes at its
+ * end (a painted stretch that ends in a space). Linear: it only walks back from the end.
+ */
+function trimLineEnd(line: string): string {
+  let end = line.length;
+  let codes = '';
+  for (;;) {
+    while (end > 0 && isBlank(line[end - 1])) end--;
+    if (line[end - 1] !== 'm') break;
+    let at = end - 2;
+    while (at >= 0 && ((line.charCodeAt(at) >= 0x30 && line.charCodeAt(at) <= 0x39) || line[at] === ';')) at--;
+    if (at < 1 || line[at] !== '[' || line[at - 1] !== '\x1b') break;
+    codes = line.slice(at - 1, end) + codes;
+    end = at - 1;
+  }
+  return codes === '' && end === line.length ? line : line.slice(0, end) + codes;
+}
+
+/** Leading blanks of a line, tabs counted to their tab stop: how many columns, and where the text starts. */
+function measureIndent(line: string): { columns: number; end: number } {
+  let columns = 0;
+  let end = 0;
+  for (; end < line.length; end++) {
+    const char = line[end];
+    if (char === ' ') columns++;
+    else if (char === '\t') columns += TAB_STOP - (columns % TAB_STOP);
+    else break;
+  }
+  return { columns, end };
+}
+
+/**
+ * The language a code block is highlighted as: the info string's first word, or, when that is
+ * not a language but a tool tag with a path (`save src/app.ts`), the extension of its last word.
+ */
+function blockLanguage(info: string): string {
+  const parts = info.split(/\s+/).filter(Boolean);
+  const first = parts[0] ?? '';
+  if (isKnownLanguage(first) || parts.length < 2) return first;
+  const last = parts[parts.length - 1] ?? '';
+  const dot = last.lastIndexOf('.');
+  const extension = dot === -1 ? '' : last.slice(dot + 1);
+  return extension && isKnownLanguage(extension) ? extension : first;
+}
+
+/**
+ * Renders an assistant's markdown reply for the terminal while it streams in. Text arrives in
+ * chunks of any size; the stream commits complete lines only, so nothing it printed ever has
+ * to be redrawn: a line is rendered once its line break (`\n` or `\r\n`) arrives, and
+ * `finish()` renders the unfinished last line.
+ *
+ * What it renders:
+ * - Text outside code blocks, line by line, each line lexed with marked: headings bold (level
+ *   1 also underlined) without their `#`, list items with `•` or their number and indented by
+ *   nesting, block quotes behind a dim `│`, rules as a dim line across the width (at most 80),
+ *   **strong** bold, *em* italic, `code` cyan without backticks, ~~del~~ dim, links as
+ *   `text (url)` with the url dim (only the url when the text is the url), escapes resolved,
+ *   character references decoded.
+ * - Tables: consecutive lines starting with `|` wait until a line that does not (or the end);
+ *   when marked reads them as a table it is drawn with box-drawing borders, columns sized by
+ *   their visible width and cells cut with `…` to fit the width; other lines are rendered as
+ *   text.
+ * - Code blocks (fences of ``` or ~~~): the opening fence becomes a dim `┌` header with the
+ *   info string (`┌ python`), each code line is shown as it completes, indented two columns,
+ *   tabs expanded, highlighted by language (`diff` blocks: `+` green, `-` red, `@@` cyan), and
+ *   the closing fence becomes a dim `└`. Code is never cut; long lines wrap in the terminal.
+ *   Nested fences follow the tool parser's heuristic (see `FenceReader`): inside a block, a
+ *   fence line with an info string that a bare fence of the same run would close opens a
+ *   nested level, a bare one closes the innermost level; nested lines are code of the block.
+ *
+ * Output lines never end in blanks, and control characters of the text are shown as symbols
+ * (`␛`), so a reply cannot move the cursor. With `style.color` off the output holds no escape
+ * sequence at all. Work is linear in the reply's length whatever the chunking: only the current
+ * partial line (and an unfinished table) is buffered, and every line is rendered once. Never
+ * throws: a line that somehow fails to render is shown as its plain text.
+ */
+export class MarkdownStream {
+  readonly #style: Style;
+  readonly #width: number;
+  /** The pieces of the line whose line break has not arrived yet. */
+  #pending: string[] = [];
+  #block: OpenBlock | undefined;
+  /** Lines of the table group waiting for a line that is not part of it. */
+  #table: string[] = [];
+  /** Indentation (columns) of the open list items, outermost first; empty outside lists. */
+  #lists: number[] = [];
+
+  constructor(options: MarkdownStreamOptions) {
+    this.#style = options.style;
+    const width = Math.floor(Number(options.width));
+    this.#width = Number.isFinite(width) ? Math.max(1, width) : MAX_RULE;
+  }
+
+  /**
+   * Feeds the next chunk of the reply (any size, even a part of a line or of a `\r\n`) and
+   * returns the rendered text of the lines it completed, each ending with `\n`; `''` when it
+   * completed none.
+   */
+  push(chunk: string): string {
+    if (typeof chunk !== 'string' || chunk === '') return '';
+    const out: string[] = [];
+    let from = 0;
+    for (;;) {
+      const newline = chunk.indexOf('\n', from);
+      if (newline === -1) {
+        if (from < chunk.length) this.#pending.push(from === 0 ? chunk : chunk.slice(from));
+        break;
+      }
+      let line = chunk.slice(from, newline);
+      if (this.#pending.length > 0) {
+        this.#pending.push(line);
+        line = this.#pending.join('');
+        this.#pending = [];
+      }
+      from = newline + 1;
+      this.#line(line.endsWith('\r') ? line.slice(0, -1) : line, out);
+    }
+    return out.length === 0 ? '' : `${out.join('\n')}\n`;
+  }
+
+  /**
+   * Ends the reply: renders what is left — the last line if it had no line break, a table
+   * still waiting, the end mark of a code block never closed — and resets the stream, so the
+   * next `push` starts a new reply. Returns `''` when nothing was left.
+   */
+  finish(): string {
+    const out: string[] = [];
+    try {
+      const rest = this.#pending.join('');
+      this.#pending = [];
+      const line = rest.endsWith('\r') ? rest.slice(0, -1) : rest;
+      if (line !== '') this.#line(line, out);
+      this.#flushTable(out);
+      if (this.#block) out.push(this.#endMark());
+    } catch {
+      // Nothing to add: the stream is reset below whatever happened.
+    }
+    this.#pending = [];
+    this.#block = undefined;
+    this.#table = [];
+    this.#lists = [];
+    return out.length === 0 ? '' : `${out.join('\n')}\n`;
+  }
+
+  /** Renders one complete line (without its line break) into `out`, one entry per output line. */
+  #line(line: string, out: string[]): void {
+    try {
+      if (this.#block) {
+        this.#codeLine(line, this.#block, out);
+        return;
+      }
+      const fence = readFenceLine(line);
+      if (fence) {
+        this.#flushTable(out);
+        this.#openBlock(fence, out);
+      } else if (isTableLine(line)) {
+        this.#table.push(line);
+      } else {
+        this.#flushTable(out);
+        this.#textLine(line, out);
+      }
+    } catch {
+      out.push(trimLineEnd(sanitize(expandTabs(line))));
+    }
+  }
+
+  #openBlock(fence: FenceLine, out: string[]): void {
+    const info = sanitize(fence.info);
+    this.#block = {
+      levels: [{ char: fence.char, length: fence.length }],
+      indent: fence.indent,
+      highlighter: highlighterFor(blockLanguage(info), this.#style),
+    };
+    out.push(this.#style.dim(info ? `┌ ${info}` : '┌'));
+  }
+
+  #endMark(): string {
+    return this.#style.dim('└');
+  }
+
+  /** A line inside a code block: a fence that closes or nests a level, or code. */
+  #codeLine(line: string, block: OpenBlock, out: string[]): void {
+    const fence = readFenceLine(line);
+    const innermost = block.levels[block.levels.length - 1];
+    if (fence && innermost && fence.char === innermost.char && fence.length >= innermost.length) {
+      if (fence.info === '') {
+        block.levels.pop();
+        if (block.levels.length === 0) {
+          this.#block = undefined;
+          out.push(this.#endMark());
+          return;
+        }
+      } else {
+        block.levels.push({ char: fence.char, length: fence.length });
+      }
+    }
+    let drop = 0;
+    while (drop < block.indent && line.charCodeAt(drop) === 0x20) drop++;
+    const code = sanitize(expandTabs(drop === 0 ? line : line.slice(drop))).trimEnd();
+    out.push(code === '' ? '' : trimLineEnd(`  ${block.highlighter.line(code)}`));
+  }
+
+  /** Renders the waiting table group: as a table when marked reads one, else line by line. */
+  #flushTable(out: string[]): void {
+    if (this.#table.length === 0) return;
+    const lines = this.#table;
+    this.#table = [];
+    const source = lines.map((line) => sanitize(expandTabs(line))).join('\n');
+    let tokens: Token[];
+    try {
+      tokens = lex(source);
+    } catch {
+      tokens = [];
+    }
+    if (!tokens.some((token) => token.type === 'table') || tokens.map((token) => token.raw).join('') !== source) {
+      for (const line of lines) this.#textLine(line, out);
+      return;
+    }
+    const rendered: string[] = [];
+    try {
+      for (const token of tokens) {
+        if (token.type === 'table') {
+          this.#lists = [];
+          for (const row of this.#renderTable(token as Tokens.Table)) rendered.push(trimLineEnd(row));
+          continue;
+        }
+        const raw = token.raw.endsWith('\n') ? token.raw.slice(0, -1) : token.raw;
+        if (raw === '' && token.type === 'space') continue;
+        for (const line of raw.split('\n')) this.#textLine(line, rendered);
+      }
+    } catch {
+      rendered.length = 0;
+      for (const line of lines) rendered.push(trimLineEnd(sanitize(expandTabs(line))));
+    }
+    for (const line of rendered) out.push(line);
+  }
+
+  /** One line of text outside code blocks and tables. */
+  #textLine(rawLine: string, out: string[]): void {
+    const line = sanitize(rawLine);
+    const { columns, end } = measureIndent(line);
+    const content = line.slice(end).trimEnd();
+    if (content === '') {
+      out.push('');
+      return;
+    }
+    const tokens = lex(content).filter((token) => token.type !== 'space');
+    const first = tokens[0] as MarkedToken | undefined;
+    const width = this.#width;
+    if (first?.type === 'list' && tokens.length === 1) {
+      const level = this.#listLevel(columns);
+      const indent = '  '.repeat(level);
+      const items = first.items.map((item, index) => this.#listItem(item, first, index, width - indent.length));
+      out.push(trimLineEnd(indent + items.join(' ')));
+      return;
+    }
+    let indent: string;
+    if (columns === 0) {
+      this.#lists = [];
+      indent = '';
+    } else if (this.#lists.length > 0) {
+      indent = '  '.repeat(this.#lists.filter((column) => column < columns).length);
+    } else {
+      indent = ' '.repeat(columns);
+    }
+    const rendered = tokens.map((token) => this.#blockLine(token, width - indent.length)).filter((text) => text !== '');
+    out.push(trimLineEnd(indent + rendered.join(' ')));
+  }
+
+  /** The nesting level of a list item indented by `columns`, updating the open list items. */
+  #listLevel(columns: number): number {
+    const lists = this.#lists;
+    while (lists.length > 0 && (lists[lists.length - 1] as number) > columns) lists.pop();
+    const top = lists[lists.length - 1];
+    if (top === undefined || columns >= top + 2) lists.push(columns);
+    return lists.length - 1;
+  }
+
+  #listItem(item: Tokens.ListItem, list: Tokens.List, index: number, width: number): string {
+    const marker = list.ordered ? `${(typeof list.start === 'number' ? list.start : 1) + index}.` : '•';
+    const parts = [marker];
+    for (const token of item.tokens) {
+      const text = this.#blockLine(token, width - 2);
+      if (text !== '') parts.push(text);
+    }
+    return parts.join(' ');
+  }
+
+  /** One block token of a single line, rendered as one line. */
+  #blockLine(token: Token, width: number): string {
+    const style = this.#style;
+    const t = token as MarkedToken;
+    switch (t.type) {
+      case 'space':
+        return '';
+      case 'heading': {
+        const text = this.#inline(t.tokens);
+        return t.depth === 1 ? style.bold(style.underline(text)) : style.bold(text);
+      }
+      case 'paragraph':
+        return this.#inline(t.tokens);
+      case 'text':
+        return t.tokens ? this.#inline(t.tokens) : shownDecoded(t.text);
+      case 'list':
+        return t.items.map((item, index) => this.#listItem(item, t, index, width)).join(' ');
+      case 'blockquote': {
+        const inner = t.tokens.map((child) => this.#blockLine(child, width - 2)).filter((text) => text !== '');
+        return inner.length === 0 ? style.dim('│') : `${style.dim('│')} ${inner.join(' ')}`;
+      }
+      case 'hr':
+        return style.dim('─'.repeat(Math.max(1, Math.min(MAX_RULE, width))));
+      case 'checkbox':
+        return t.checked ? '[x]' : '[ ]';
+      case 'code':
+        return style.cyan(shown(t.text));
+      case 'html':
+        return shown(t.text.trim());
+      case 'def':
+      case 'table':
+        return shown(t.raw.trim());
+      default:
+        return this.#inlineToken(token);
+    }
+  }
+
+  #inline(tokens: Token[] | undefined): string {
+    let out = '';
+    for (const token of tokens ?? []) out += this.#inlineToken(token);
+    return out;
+  }
+
+  #inlineToken(token: Token): string {
+    const style = this.#style;
+    const t = token as MarkedToken;
+    switch (t.type) {
+      case 'text':
+        return t.tokens ? this.#inline(t.tokens) : shownDecoded(t.text);
+      case 'escape':
+        return shownDecoded(t.text);
+      case 'strong':
+        return style.bold(this.#inline(t.tokens));
+      case 'em':
+        return style.italic(this.#inline(t.tokens));
+      case 'del':
+        return style.dim(this.#inline(t.tokens));
+      case 'codespan':
+        return style.cyan(shown(t.text));
+      case 'br':
+        return ' ';
+      case 'link':
+      case 'image': {
+        const text = t.type === 'image' && t.tokens.length === 0 ? shownDecoded(t.text) : this.#inline(t.tokens);
+        const plain = stripAnsi(text);
+        const href = shown(t.href ?? '');
+        if (href === '') return text;
+        if (plain === '') return href;
+        if ((t.type === 'link' && t.autolink) || plain === href || `mailto:${plain}` === href) return text;
+        return `${text} ${style.dim(`(${href})`)}`;
+      }
+      case 'html':
+        return shown(t.text);
+      case 'checkbox':
+        return t.checked ? '[x] ' : '[ ] ';
+      default: {
+        const generic = token as Tokens.Generic;
+        if (Array.isArray(generic.tokens)) return this.#inline(generic.tokens);
+        return shownDecoded(typeof generic.text === 'string' ? generic.text : String(generic.raw ?? ''));
+      }
+    }
+  }
+
+  /** A table as lines: bordered, header bold, columns aligned and cut to fit the width. */
+  #renderTable(table: Tokens.Table): string[] {
+    const style = this.#style;
+    const count = Math.max(1, table.header.length);
+    interface Cell {
+      text: string;
+      plain: string;
+      width: number;
+    }
+    const cell = (source: Tokens.TableCell | undefined): Cell => {
+      const text = source ? this.#inline(source.tokens).trim() : '';
+      const plain = stripAnsi(text);
+      return { text, plain, width: visibleWidth(plain) };
+    };
+    const header = Array.from({ length: count }, (_, c) => cell(table.header[c]));
+    const rows = table.rows.map((row) => Array.from({ length: count }, (_, c) => cell(row[c])));
+    const natural = Array.from({ length: count }, (_, c) => Math.max(1, header[c]?.width ?? 0, ...rows.map((row) => row[c]?.width ?? 0)));
+    const widths = fitColumns(natural, this.#width - (3 * count + 1));
+    const fill = (c: Cell, column: number, bold: boolean): string => {
+      const width = widths[column] ?? 1;
+      let text = c.text;
+      let shown = c.width;
+      if (shown > width) {
+        text = truncateToWidth(c.plain, width);
+        shown = visibleWidth(text);
+      }
+      if (bold) text = style.bold(text);
+      const space = Math.max(0, width - shown);
+      const align = table.align[column] ?? null;
+      const left = align === 'right' ? space : align === 'center' ? Math.floor(space / 2) : 0;
+      return ' '.repeat(left) + text + ' '.repeat(space - left);
+    };
+    const border = (left: string, middle: string, right: string): string =>
+      style.dim(left + widths.map((width) => '─'.repeat(width + 2)).join(middle) + right);
+    const bar = style.dim('│');
+    const row = (cells: Cell[], bold: boolean): string => `${bar} ${cells.map((c, column) => fill(c, column, bold)).join(` ${bar} `)} ${bar}`;
+    return [border('┌', '┬', '┐'), row(header, true), border('├', '┼', '┤'), ...rows.map((cells) => row(cells, false)), border('└', '┴', '┘')];
+  }
+}
+
+/**
+ * Column widths that fit `available` columns: every column keeps its natural width when they
+ * all fit; otherwise the widest are narrowed to one common cap, the largest that fits (at
+ * least one column each, even when that overflows).
+ */
+function fitColumns(natural: number[], available: number): number[] {
+  const total = natural.reduce((sum, width) => sum + width, 0);
+  if (total <= available) return natural;
+  const sorted = [...natural].sort((a, b) => a - b);
+  let remaining = available;
+  let cap = 1;
+  for (let index = 0; index < sorted.length; index++) {
+    const width = sorted[index] as number;
+    const left = sorted.length - index;
+    if (width * left <= remaining) {
+      remaining -= width;
+      cap = width;
+    } else {
+      cap = Math.max(1, Math.floor(remaining / left));
+      break;
+    }
+  }
+  return natural.map((width) => Math.max(1, Math.min(width, cap)));
+}
