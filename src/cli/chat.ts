@@ -102,6 +102,9 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onTerminate);
   process.on('SIGHUP', onTerminate);
+  // Raw mode for the whole chat, not only while a prompt is read: keys pressed between a run's
+  // end and the next prompt (Ctrl-C above all) reach the editor instead of the terminal driver.
+  const terminal = rawTerminal(process.stdin, stdout);
   try {
     const agentModel = await loadAgentModel(setup.resolved, setup.config.models);
     const agent = new Agent({
@@ -184,8 +187,31 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     view.idle();
     keys.stop();
     editor.close();
+    terminal.restore();
     await session.close();
   }
+}
+
+/**
+ * Puts a terminal input in raw mode until `restore`, which also runs if the process exits
+ * first (a crash must not leave the person's terminal without echo).
+ */
+function rawTerminal(input: NodeJS.ReadStream, output: NodeJS.WriteStream): { restore(): void } {
+  if (!input.isTTY) return { restore: () => undefined };
+  const wasRaw = input.isRaw;
+  const restore = () => {
+    process.off('exit', restore);
+    try {
+      input.setRawMode(wasRaw);
+    } catch {
+      // The terminal is gone.
+    }
+    // Cursor shown, bracketed paste off, whatever was drawing when it ended.
+    if (output.isTTY) output.write('\x1b[?25h\x1b[?2004l');
+  };
+  input.setRawMode(true);
+  process.on('exit', restore);
+  return { restore };
 }
 
 /** The first lines: the session, model and keys, and for a resumed session the end of its conversation. */

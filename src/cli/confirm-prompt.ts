@@ -178,8 +178,13 @@ function openInEditor(text: string, extension: string): { text: string } | { err
   const file = join(dir, `call${extension}`);
   try {
     writeFileSync(file, text);
+    // The editor wants the terminal as a terminal normally is: echo on, lines cooked.
+    const stdin = process.stdin;
+    const wasRaw = stdin.isTTY ? stdin.isRaw : false;
+    if (stdin.isTTY) stdin.setRawMode(false);
     // Through sh, so that an editor with options (`code --wait`) works as people set it.
     const run = spawnSync('sh', ['-c', `${editor} "$1"`, 'sh', file], { stdio: 'inherit' });
+    if (stdin.isTTY) stdin.setRawMode(wasRaw);
     if (run.error) return { error: `the editor could not be started (${run.error.message}); the call is unchanged` };
     if (run.status !== 0) return { error: `the editor exited with code ${run.status ?? run.signal}; the call is unchanged` };
     return { text: readFileSync(file, 'utf8') };

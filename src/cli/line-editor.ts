@@ -383,6 +383,11 @@ export class LineEditor {
       } else if (code === 0x0d) {
         i += s.charCodeAt(i + 1) === 0x0a ? 2 : 1;
         this.#apply('enter', i < s.length);
+      } else if (code === 0x0a && s.length > 1) {
+        // A line feed among other keys is not the Ctrl-J key: it is a line typed before raw
+        // mode was on (the terminal turned its Enter into `\n`) or part of a burst.
+        i += 1;
+        this.#apply('enter', i < s.length);
       } else if (code < 0x20 || code === 0x7f) {
         i += 1;
         this.#apply(CONTROL_KEYS[code] ?? 'none', i < s.length);

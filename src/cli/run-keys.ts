@@ -1,6 +1,7 @@
 /** The terminal input the chat reads keys from. */
 export interface KeyInput {
   readonly isTTY?: boolean;
+  readonly isRaw?: boolean;
   setRawMode?(mode: boolean): unknown;
   on(event: 'data', listener: (data: Buffer | string) => void): unknown;
   off(event: 'data', listener: (data: Buffer | string) => void): unknown;
@@ -10,13 +11,15 @@ export interface KeyInput {
 
 /**
  * The keys that count while the agent runs: Ctrl-C stops the run (the stream, or the tool under
- * way). The terminal is in raw mode meanwhile, so typed keys do not echo into the reply; printable
+ * way). The terminal is in raw mode meanwhile (and left as it was found after), so typed keys do
+ * not echo into the reply; printable
  * ones are kept as type-ahead for the next prompt. `pause` hands the terminal to the line editor
  * (a confirmation) and `resume` takes it back.
  */
 export class RunKeys {
   #onInterrupt: (() => void) | undefined;
   #listening = false;
+  #wasRaw = false;
   #typed = '';
 
   constructor(private readonly input: KeyInput) {}
@@ -68,6 +71,7 @@ export class RunKeys {
   #listen(): void {
     if (this.#listening || this.input.isTTY !== true) return;
     this.#listening = true;
+    this.#wasRaw = this.input.isRaw === true;
     this.input.setRawMode?.(true);
     this.input.on('data', this.#onData);
     this.input.resume();
@@ -77,7 +81,7 @@ export class RunKeys {
     if (!this.#listening) return;
     this.#listening = false;
     this.input.off('data', this.#onData);
-    this.input.setRawMode?.(false);
+    this.input.setRawMode?.(this.#wasRaw);
     this.input.pause();
   }
 }

@@ -13,6 +13,11 @@ afterEach(() => {
   running = undefined;
 });
 
+/** Resolves once the prompt waits for input on the last line of the screen. */
+function promptShown(chat: TerminalSession): Promise<void> {
+  return chat.waitFor(/^› $/m);
+}
+
 function startChat(args: string[] = [], env: Record<string, string> = {}): TerminalSession {
   running = startTerminalSession({
     args: ['-m', 'openai/gpt-test', ...args],
@@ -107,5 +112,113 @@ describe('the chat in a terminal', () => {
     expect(shown).toContain('Understood, I kept the file.');
     resumed.type(KEYS.ctrlD);
     expect(await resumed.exited).toBe(0);
+  });
+
+  it('stops a running tool with Ctrl-C and keeps the shell; -y runs tools unasked', { timeout: 60_000 }, async () => {
+    const { server } = cli;
+    server
+      .reply((r) => r.text('```shell\necho started; sleep 30\n```\n'))
+      .reply((r) => r.text('```shell\necho still here\n```\n'))
+      .reply((r) => r.text('The shell survived.'));
+    const chat = startChat(['-y']);
+    await chat.waitFor('tools run without asking (-y)');
+    chat.type(`wait a while${KEYS.enter}`);
+    await chat.waitFor(/running shell \d/);
+    chat.type(KEYS.ctrlC);
+    await chat.waitFor('⏹ interrupted');
+    expect(chat.screen().join('\n')).not.toContain('Run this command?');
+    const firstPrompt = lastMessageOf(0);
+    expect(server.requests).toHaveLength(1);
+
+    chat.type(`go on${KEYS.enter}`);
+    await chat.waitFor('The shell survived.');
+    expect(chat.screen().join('\n')).toContain('│ still here');
+    // The interrupted call got its result, and the conversation went on from it.
+    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('Interrupted');
+    expect(firstPrompt).toContain('wait a while');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
+  it('runs slash commands: help, tools, a tool of its own, tokens, rename, fork, export, unknown ones', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    server.reply((r) => r.text('Hello there.').usage({ input: 1200, output: 30 }));
+    const chat = startChat();
+    await chat.waitFor('/help for commands');
+    chat.type(`hi${KEYS.enter}`);
+    await chat.waitFor('Hello there.');
+
+    chat.type(`/help${KEYS.enter}`);
+    await chat.waitFor('/undo [n]');
+    chat.type(`/tools${KEYS.enter}`);
+    await chat.waitFor(/shell \(also bash, sh\)/);
+    chat.type(`/shell echo made by hand > by-hand.txt; echo done${KEYS.enter}`);
+    await chat.waitFor('│ done');
+    expect(readFileSync(join(dirs.workspace, 'by-hand.txt'), 'utf8')).toBe('made by hand\n');
+    chat.type(`/tokens${KEYS.enter}`);
+    await chat.waitFor(/tokens 1\.2k in · 30 out · 1 request/);
+    chat.type(`/frobnicate${KEYS.enter}`);
+    await chat.waitFor('Unknown command /frobnicate.');
+    chat.type(`/rename greeting${KEYS.enter}`);
+    await chat.waitFor('is now named "greeting"');
+    chat.type(`/export notes.md${KEYS.enter}`);
+    await chat.waitFor('Wrote the conversation to');
+    const exported = readFileSync(join(dirs.workspace, 'notes.md'), 'utf8');
+    expect(exported).toContain('# fence session greeting');
+    expect(exported).toContain('Hello there.');
+    expect(exported).toContain('The user ran `shell` themselves');
+    chat.type(`/fork${KEYS.enter}`);
+    await chat.waitFor('Forked: now in session');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+
+    const ids = readdirSync(join(dirs.home, 'sessions'));
+    expect(ids).toHaveLength(2);
+    const sessions = ids.map((id) => readSession(dirs.home, id));
+    const fork = sessions.find((session) => session?.info.forkedFrom !== undefined);
+    expect(fork?.log.map((m) => m.content)).toContain('hi');
+    // The model sees what the person ran by hand.
+    expect(fork?.log.some((m) => m.meta?.notice === 'user_tool' && m.content.includes('done'))).toBe(true);
+  });
+
+  it('sends a pasted text of several lines as one prompt, keeps history across sessions, leaves on Ctrl-C twice', { timeout: 60_000 }, async () => {
+    const { server } = cli;
+    server.reply((r) => r.text('Got three lines.')).reply((r) => r.text('Again.'));
+    const first = startChat();
+    await promptShown(first);
+    first.type('\x1b[200~line one\nline two\nline three\x1b[201~');
+    await first.waitFor('line three');
+    first.type(KEYS.enter);
+    await first.waitFor('Got three lines.');
+    expect(lastMessageOf(0)).toContain('line one\\nline two\\nline three');
+    first.type(KEYS.ctrlC);
+    await first.waitFor('Ctrl-C again or Ctrl-D to leave');
+    first.type(KEYS.ctrlC);
+    expect(await first.exited).toBe(0);
+
+    const second = startChat();
+    await second.waitFor('/help for commands');
+    second.type(KEYS.up);
+    await second.waitFor(/› line one/);
+    second.type(KEYS.enter);
+    await second.waitFor('Again.');
+    expect(lastMessageOf(1)).toContain('line one\\nline two\\nline three');
+    second.type(KEYS.ctrlD);
+    expect(await second.exited).toBe(0);
+  });
+
+  it('honours NO_COLOR and a narrow terminal', { timeout: 60_000 }, async () => {
+    const { server } = cli;
+    server.reply((r) => r.text('# Title\n\n- one **bold** item\n- a long item that is certainly wider than the narrow terminal of this test\n'));
+    running = startTerminalSession({ args: ['-m', 'openai/gpt-test'], cwd: cli.dirs.workspace, env: { ...cli.env(), NO_COLOR: '1' }, cols: 40, rows: 30 });
+    const chat = running;
+    await chat.waitFor('Ctrl-D leaves');
+    chat.type(`hi${KEYS.enter}`);
+    await chat.waitFor('• one bold item');
+    chat.type(KEYS.ctrlD);
+    expect(await chat.exited).toBe(0);
+    // No colours at all: only cursor and screen control sequences.
+    expect(chat.raw).not.toMatch(/\x1b\[[0-9;]*m/);
+    expect(messes(chat.lines())).toEqual([]);
   });
 });

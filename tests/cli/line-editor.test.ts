@@ -662,6 +662,21 @@ describe('LineEditor: multi-line input', () => {
 });
 
 describe('LineEditor: Ctrl-C and Ctrl-D', () => {
+  it('submits a line typed before raw mode, which arrives ending with a line feed', async () => {
+    const t = terminal();
+    const result = t.editor.read('> ');
+    await t.send('typed early\n');
+    expect(await result).toEqual({ kind: 'line', text: 'typed early' });
+  });
+
+  it('keeps the keys after a Ctrl-C in the same chunk for the next read', async () => {
+    const t = terminal();
+    const first = t.editor.read('> ');
+    await t.send('draft\x03/exit\r');
+    expect(await first).toEqual({ kind: 'interrupt', text: 'draft' });
+    expect(await t.editor.read('> ')).toEqual({ kind: 'line', text: '/exit' });
+  });
+
   it('returns the buffer on Ctrl-C, shows ^C after it and goes to a new line', async () => {
     const t = terminal();
     const result = t.editor.read('> ');
