@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
+import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { financeFigures, median, sandboxFigures } from './ptc';
@@ -142,6 +143,13 @@ rows.push(['peak RSS of a one-turn run', fmt(first.rssMb, 'MB'), '≤ 100 MB']);
 
 console.log('| measure (median) | fence | aim |\n|---|---|---|');
 for (const [name, value, aim] of rows) console.log(`| ${name} | ${value} | ${aim} |`);
+
+const keystroke = await keystrokeToRequest();
+const render = renderCostPerChunk();
+console.log('\n| chat | fence | aim |\n|---|---|---|');
+console.log(`| Enter → request leaves, first prompt of a session | ${fmt(keystroke.firstMs, 'ms')} | |`);
+console.log(`| Enter → request leaves, later prompts | ${fmt(keystroke.medianMs, 'ms')} | ≤ 20 ms |`);
+console.log(`| render one streamed chunk (12 characters, ${render.chunks} chunks of markdown) | ${render.perChunkUs.toFixed(1)} µs | ≤ 1 ms |`);
 
 const python = await pythonFigures();
 const large = await shellLargeOutputFigures();

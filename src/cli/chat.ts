@@ -3,8 +3,10 @@ import { Agent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES } from '../agent/run-stop';
 import type { FenceConfig } from '../config/config';
-import type { Message } from '../conversation/message';
+import { createMessage, type Message } from '../conversation/message';
 import type { ResolvedModel } from '../llm/models';
+import type { Provider } from '../llm/provider';
+import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat } from '../parse/tool-use';
 import { loadAgentModel } from './agent-model';
 import { ChatView } from './chat-view';
@@ -148,6 +150,8 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     };
 
     view.printLines(welcome(session, agent.modelId, setup, style, view.width));
+    // First-use costs of the request path, paid while the person reads the prompt.
+    setImmediate(() => void warmUp(agentModel.provider, agentModel.model));
     for (const prompt of setup.prompts) {
       if (sessionController.signal.aborted) break;
       view.printLines([`${style.bold('›')} ${prompt}`]);
@@ -212,6 +216,21 @@ function rawTerminal(input: NodeJS.ReadStream, output: NodeJS.WriteStream): { re
   input.setRawMode(true);
   process.on('exit', restore);
   return { restore };
+}
+
+/**
+ * Runs the request path once without sending anything: the web classes Node loads on first
+ * use, then the provider's own code with a signal that is already aborted, so the SDK builds a
+ * request and gives up before any byte leaves. Never throws.
+ */
+async function warmUp(provider: Provider, model: string): Promise<void> {
+  try {
+    await warmUpFetch();
+    const request = { model, messages: [createMessage('user', 'warm-up')], signal: AbortSignal.abort() };
+    for await (const event of provider.stream(request)) if (event.type === 'done') break;
+  } catch {
+    // Only a head start: the first real request does the same work if this failed.
+  }
 }
 
 /** The first lines: the session, model and keys, and for a resumed session the end of its conversation. */

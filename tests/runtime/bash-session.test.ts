@@ -314,7 +314,7 @@ describe('BashSession', () => {
     }
   });
 
-  it('answers awkward output clearly and stays alive: no newline, a 1 MB line, binary, 50 MB', async () => {
+  it('answers awkward output clearly and stays alive: no newline, a 1 MB line, binary, 50 MB', { timeout: 180_000 }, async () => {
     const session = await open();
     expect(await session.run('printf "no newline at all"')).toMatchObject({ output: 'no newline at all', exitCode: 0 });
     const long = await session.run("head -c 1000000 /dev/zero | tr '\\0' x");
