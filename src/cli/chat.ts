@@ -100,6 +100,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   const onTerminate = () => {
     sessionController.abort();
     run?.abort();
+    editor.close(); // a prompt being read ends as if Ctrl-D were pressed
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onTerminate);

@@ -1,16 +1,19 @@
 import { StringDecoder } from 'node:string_decoder';
+import { defaultContinuation, displayWidth, fitPrefix, indexAtColumn, isPrintable, layout, TAB, up, type Prefix } from './editor-layout';
 import type { InputHistory } from './input-history';
-import { codePointWidth, stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal-style';
+import { CONTROL_KEYS, heldBack, parseEscape, type Action } from './terminal-keys';
+import { stripAnsi, visibleWidth, type Style } from './terminal-style';
+import { lineEnd, lineStart, nextBoundary, previousBoundary, spaceWordStart, wordEnd, wordStart } from './text-boundaries';
 
 /**
  * The prompt of the interactive chat: a line editor of its own on a raw-mode terminal.
  *
- * Keys are decoded from the bytes here rather than by `readline.emitKeypressEvents`. On Node 20
- * that decoder does report bracketed paste (a `paste-start` / `paste-end` key with no text), but
- * it hands out one key at a time, which hides where a data chunk ends (the paste-burst rule
- * below needs that), splits `\r\n` into two Enter keys, and spills unknown sequences (a mouse
- * report, say) as ordinary characters. Reading the bytes ourselves covers both bracketed paste
- * and the lack of it.
+ * Keys are decoded from the bytes (see `terminal-keys.ts`) rather than by
+ * `readline.emitKeypressEvents`. On Node 20 that decoder does report bracketed paste (a
+ * `paste-start` / `paste-end` key with no text), but it hands out one key at a time, which hides
+ * where a data chunk ends (the paste-burst rule below needs that), splits `\r\n` into two Enter
+ * keys, and spills unknown sequences (a mouse report, say) as ordinary characters. Reading the
+ * bytes ourselves covers both bracketed paste and the lack of it.
  *
  * Each data chunk is applied as a whole and rendered once: a paste of ten thousand characters
  * is one redraw, and one insertion per run of plain text.
@@ -45,8 +48,6 @@ export interface ReadOptions {
   continuation?: string;
 }
 
-/** What the Tab key inserts; a pasted tab is kept as a tab and drawn this wide. */
-const TAB = '  ';
 /** How long an escape sequence cut at the end of a chunk waits for the rest before it is dropped. */
 const ESCAPE_TIMEOUT_MS = 100;
 const PASTE_ON = '\x1b[?2004h';
@@ -54,81 +55,6 @@ const PASTE_OFF = '\x1b[?2004l';
 const PASTE_END = '\x1b[201~';
 const HIDE_CURSOR = '\x1b[?25l';
 const SHOW_CURSOR = '\x1b[?25h';
-
-/** What a key does. */
-type Action =
-  | 'none'
-  | 'enter'
-  | 'newline'
-  | 'tab'
-  | 'left'
-  | 'right'
-  | 'up'
-  | 'down'
-  | 'home'
-  | 'end'
-  | 'word-left'
-  | 'word-right'
-  | 'backspace'
-  | 'delete'
-  | 'delete-or-eof'
-  | 'kill-start'
-  | 'kill-end'
-  | 'kill-word-back'
-  | 'kill-word-forward'
-  | 'rubout-word'
-  | 'yank'
-  | 'clear'
-  | 'interrupt'
-  | 'paste-start';
-
-/** Control characters (and DEL) as keys. Those not listed are ignored. */
-const CONTROL_KEYS: Partial<Record<number, Action>> = {
-  0x01: 'home', // Ctrl-A
-  0x02: 'left', // Ctrl-B
-  0x03: 'interrupt', // Ctrl-C
-  0x04: 'delete-or-eof', // Ctrl-D
-  0x05: 'end', // Ctrl-E
-  0x06: 'right', // Ctrl-F
-  0x08: 'backspace', // Ctrl-H, Backspace on some terminals
-  0x09: 'tab',
-  0x0a: 'newline', // Ctrl-J
-  0x0b: 'kill-end', // Ctrl-K
-  0x0c: 'clear', // Ctrl-L
-  0x0e: 'down', // Ctrl-N
-  0x10: 'up', // Ctrl-P
-  0x15: 'kill-start', // Ctrl-U
-  0x17: 'rubout-word', // Ctrl-W
-  0x19: 'yank', // Ctrl-Y
-  0x7f: 'backspace',
-};
-
-/** Keys sent as ESC O <letter> (application cursor mode, rxvt's Ctrl-arrows, the keypad's Enter). */
-const SS3_KEYS: Partial<Record<string, Action>> = {
-  A: 'up',
-  B: 'down',
-  C: 'right',
-  D: 'left',
-  H: 'home',
-  F: 'end',
-  M: 'enter',
-  c: 'word-right',
-  d: 'word-left',
-};
-
-/** A prompt and its width in columns. */
-interface Prefix {
-  text: string;
-  width: number;
-}
-
-/** The buffer laid out on the terminal: rows to write and where the cursor goes. */
-interface Frame {
-  rows: string[];
-  widths: number[];
-  cursorRow: number;
-  cursorCol: number;
-}
 
 /** Reads entries from a person at a terminal, one `read` at a time. */
 export class LineEditor {
@@ -647,292 +573,7 @@ export class LineEditor {
   }
 }
 
-/** `… ` right-aligned to `width` columns, so continued lines start under the first. */
-function defaultContinuation(width: number, style: Style): string {
-  if (width <= 0) return '';
-  if (width === 1) return style.dim('…');
-  return `${' '.repeat(width - 2)}${style.dim('…')} `;
-}
-
-/** A prompt cut (and uncoloured) when it would leave the text less than two columns. */
-function fitPrefix(prefix: Prefix, columns: number): Prefix {
-  if (prefix.width <= columns - 2) return prefix;
-  if (columns <= 3) return { text: '', width: 0 };
-  const text = truncateToWidth(stripAnsi(prefix.text), columns - 2);
-  return { text, width: visibleWidth(text) };
-}
-
-/** `\x1b[<n>A`, or nothing for no rows. */
-function up(rows: number): string {
-  return rows > 0 ? `\x1b[${rows}A` : '';
-}
-
-/**
- * Lays `text` out in rows of at most `columns` columns: `first` before the first line, `rest`
- * before every other, a character moved to the next row when it would not fit (a wide one may
- * leave the last column empty, as terminals do). `cursor` (a string index, or -1 for none) gets
- * its row and column; a cursor right after a row that fills the width is at the start of a row
- * of its own, where the next character would go.
- */
-function layout(text: string, cursor: number, columns: number, first: Prefix, rest: Prefix): Frame {
-  const rows: string[] = [];
-  const widths: number[] = [];
-  let row = first.text;
-  let col = first.width;
-  let cursorRow = 0;
-  let cursorCol = col;
-  const breakRow = (): void => {
-    rows.push(row);
-    widths.push(col);
-    row = '';
-    col = 0;
-  };
-  const placeCursorAtEnd = (): void => {
-    if (col >= columns) breakRow();
-    cursorRow = rows.length;
-    cursorCol = col;
-  };
-  let i = 0;
-  while (i < text.length) {
-    const code = text.codePointAt(i) ?? 0;
-    const size = code > 0xffff ? 2 : 1;
-    if (code === 0x0a) {
-      if (i === cursor) placeCursorAtEnd();
-      breakRow();
-      row = rest.text;
-      col = rest.width;
-      i += 1;
-      continue;
-    }
-    const shown = code === 0x09 ? TAB : isPrintable(code) ? text.slice(i, i + size) : '';
-    const width = code === 0x09 ? TAB.length : shown ? codePointWidth(code) : 0;
-    if (width > 0 && col > 0 && col + width > columns) breakRow();
-    if (i === cursor) {
-      cursorRow = rows.length;
-      cursorCol = col;
-    }
-    row += shown;
-    col += width;
-    i += size;
-  }
-  if (cursor >= text.length) placeCursorAtEnd();
-  rows.push(row);
-  widths.push(col);
-  return { rows, widths, cursorRow, cursorCol };
-}
-
-/** Whether a UTF-16 unit is text to show (not a C0/C1 control or DEL). */
-function isPrintable(code: number): boolean {
-  return code >= 0x20 && code !== 0x7f && !(code >= 0x80 && code <= 0x9f);
-}
-
 /** The text without control characters other than tab and newline. */
 function sanitize(text: string): string {
   return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '');
-}
-
-/** The columns `text` (no escape codes) takes as the editor draws it: a tab as `TAB`. */
-function displayWidth(text: string): number {
-  let width = 0;
-  for (const char of text) width += char === '\t' ? TAB.length : codePointWidth(char.codePointAt(0) ?? 0);
-  return width;
-}
-
-/** Where in `line` the cursor lands aiming at `column`: the last grapheme boundary not past it. */
-function indexAtColumn(line: string, column: number): number {
-  let width = 0;
-  let index = 0;
-  for (const { segment, index: at } of graphemes.segment(line)) {
-    const w = displayWidth(segment);
-    if (width + w > column) break;
-    width += w;
-    index = at + segment.length;
-  }
-  return index;
-}
-
-/**
- * How many units at the end of `s` (from `from` on) could begin `mark`: held back from a paste
- * until the next chunk says whether the mark follows.
- */
-function heldBack(s: string, from: number, mark: string): number {
-  for (let k = Math.min(mark.length - 1, s.length - from); k > 0; k--) {
-    if (mark.startsWith(s.slice(s.length - k))) return k;
-  }
-  return 0;
-}
-
-// ---------------------------------------------------------------- keys
-
-/**
- * The key an escape sequence at `s[i]` stands for and how many units it takes; null when the
- * sequence is cut off by the end of `s`. Sequences that mean nothing here come out as `none`,
- * whole, so they never reach the buffer.
- */
-function parseEscape(s: string, i: number): { length: number; action: Action } | null {
-  const next = s[i + 1];
-  if (next === undefined) return null;
-  if (next === '[') return parseCsi(s, i);
-  if (next === 'O') {
-    const final = s[i + 2];
-    return final === undefined ? null : { length: 3, action: SS3_KEYS[final] ?? 'none' };
-  }
-  if (next === ']' || next === 'P' || next === '_' || next === '^' || next === 'X') {
-    // A string (a terminal's reply, say) up to BEL or ST: skipped whole.
-    for (let j = i + 2; j < s.length; j++) {
-      if (s[j] === '\x07') return { length: j - i + 1, action: 'none' };
-      if (s[j] === '\x1b' && s[j + 1] === '\\') return { length: j - i + 2, action: 'none' };
-    }
-    return s.length - i > 4096 ? { length: s.length - i, action: 'none' } : null;
-  }
-  if (next === '\x1b') {
-    // ESC ESC [ D and the like: Alt with a key some terminals send as a sequence of its own.
-    const inner = parseEscape(s, i + 1);
-    if (!inner) return null;
-    return { length: inner.length + 1, action: withAlt(inner.action) };
-  }
-  if (next === '\r') return { length: 2, action: 'newline' }; // Alt-Enter
-  if (next === '\x7f' || next === '\x08') return { length: 2, action: 'kill-word-back' }; // Alt-Backspace
-  const code = next.charCodeAt(0);
-  // A lone Escape before a control key: the Escape is dropped and the key stays a key.
-  if (code < 0x20 || code === 0x7f) return { length: 1, action: 'none' };
-  const size = code >= 0xd800 && code <= 0xdbff ? 2 : 1;
-  const meta: Partial<Record<string, Action>> = { b: 'word-left', f: 'word-right', d: 'kill-word-forward' };
-  return { length: 1 + size, action: meta[next] ?? 'none' };
-}
-
-/** A CSI sequence: ESC [ parameters intermediates final. */
-function parseCsi(s: string, i: number): { length: number; action: Action } | null {
-  let j = i + 2;
-  while (j < s.length && s.charCodeAt(j) >= 0x30 && s.charCodeAt(j) <= 0x3f) j++;
-  const paramsEnd = j;
-  while (j < s.length && s.charCodeAt(j) >= 0x20 && s.charCodeAt(j) <= 0x2f) j++;
-  if (j >= s.length) return j - i > 64 ? { length: j - i, action: 'none' } : null;
-  const final = s.charCodeAt(j);
-  // Not a sequence after all: drop what was read and let the odd character be a key of its own.
-  if (final < 0x40 || final > 0x7e) return { length: j - i, action: 'none' };
-  return { length: j - i + 1, action: csiAction(s.slice(i + 2, paramsEnd), s[j] ?? '') };
-}
-
-function csiAction(params: string, final: string): Action {
-  const parts = params.split(';');
-  const modifiers = Math.max(0, (Number.parseInt(parts[1] ?? '1', 10) || 1) - 1);
-  const altOrCtrl = (modifiers & (2 | 4 | 8)) !== 0;
-  switch (final) {
-    case 'A':
-      return 'up';
-    case 'B':
-      return 'down';
-    case 'C':
-      return altOrCtrl ? 'word-right' : 'right';
-    case 'D':
-      return altOrCtrl ? 'word-left' : 'left';
-    case 'H':
-      return 'home';
-    case 'F':
-      return 'end';
-    case '~':
-      switch (parts[0]) {
-        case '1':
-        case '7':
-          return 'home';
-        case '4':
-        case '8':
-          return 'end';
-        case '3':
-          return (modifiers & 4) !== 0 ? 'kill-word-forward' : 'delete';
-        case '200':
-          return 'paste-start';
-        case '27':
-          // xterm's modifyOtherKeys: a modified Enter (Shift-Enter) breaks the line.
-          return parts[2] === '13' ? 'newline' : 'none';
-        default:
-          return 'none';
-      }
-    case 'u':
-      // The kitty keyboard protocol's Enter, plain or modified.
-      if (parts[0] === '13') return modifiers > 0 ? 'newline' : 'enter';
-      return 'none';
-    default:
-      return 'none';
-  }
-}
-
-/** What a key does with Alt held. */
-function withAlt(action: Action): Action {
-  if (action === 'left') return 'word-left';
-  if (action === 'right') return 'word-right';
-  if (action === 'backspace') return 'kill-word-back';
-  if (action === 'enter') return 'newline';
-  return action;
-}
-
-// ---------------------------------------------------------------- moving in the text
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-const WORD_CHAR = /[\p{L}\p{N}\p{M}_]/u;
-
-/** The index where the line holding `i` starts. */
-function lineStart(text: string, i: number): number {
-  return i <= 0 ? 0 : text.lastIndexOf('\n', i - 1) + 1;
-}
-
-/** The index where the line holding `i` ends (its `\n`, or the end of the text). */
-function lineEnd(text: string, i: number): number {
-  const end = text.indexOf('\n', i);
-  return end < 0 ? text.length : end;
-}
-
-/** The grapheme boundary before `i` (a line break is one character). */
-function previousBoundary(text: string, i: number): number {
-  if (i <= 0) return 0;
-  if (text[i - 1] === '\n') return i - 1;
-  const start = lineStart(text, i);
-  let last = start;
-  for (const { index } of graphemes.segment(text.slice(start, i))) last = start + index;
-  return last;
-}
-
-/** The grapheme boundary after `i`. */
-function nextBoundary(text: string, i: number): number {
-  if (i >= text.length) return text.length;
-  if (text[i] === '\n') return i + 1;
-  const first = graphemes.segment(text.slice(i, lineEnd(text, i)))[Symbol.iterator]().next();
-  return first.done ? i + 1 : i + first.value.segment.length;
-}
-
-/** The code point ending at `i`. */
-function charBefore(text: string, i: number): string {
-  const low = text.charCodeAt(i - 1);
-  return low >= 0xdc00 && low <= 0xdfff && i >= 2 ? text.slice(i - 2, i) : text.slice(i - 1, i);
-}
-
-/** The code point starting at `i`. */
-function charAt(text: string, i: number): string {
-  const code = text.codePointAt(i) ?? 0;
-  return text.slice(i, i + (code > 0xffff ? 2 : 1));
-}
-
-/** Back to the start of the word before `i` (letters, digits, marks, `_`), over what separates them. */
-function wordStart(text: string, i: number): number {
-  let j = i;
-  while (j > 0 && !WORD_CHAR.test(charBefore(text, j))) j -= charBefore(text, j).length;
-  while (j > 0 && WORD_CHAR.test(charBefore(text, j))) j -= charBefore(text, j).length;
-  return j;
-}
-
-/** On to the end of the word after `i`. */
-function wordEnd(text: string, i: number): number {
-  let j = i;
-  while (j < text.length && !WORD_CHAR.test(charAt(text, j))) j += charAt(text, j).length;
-  while (j < text.length && WORD_CHAR.test(charAt(text, j))) j += charAt(text, j).length;
-  return j;
-}
-
-/** Back over white space, then over everything up to the white space before it (Ctrl-W in shells). */
-function spaceWordStart(text: string, i: number): number {
-  let j = i;
-  while (j > 0 && /\s/.test(text[j - 1] ?? '')) j--;
-  while (j > 0 && !/\s/.test(text[j - 1] ?? '')) j--;
-  return j;
 }

@@ -1,6 +1,7 @@
 import { getDefaults, Lexer, type MarkedOptions, type MarkedToken, type Token, type Tokens } from 'marked';
 import { highlighterFor, isKnownLanguage, type Highlighter } from './code-highlight';
-import { stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal-style';
+import { inline, inlineToken, renderTable, sanitize, shown, shownDecoded } from './markdown-inline';
+import type { Style } from './terminal-style';
 
 /** How a `MarkdownStream` renders. */
 export interface MarkdownStreamOptions {
@@ -78,22 +79,6 @@ function isTableLine(line: string): boolean {
   return line[at] === '|';
 }
 
-// C0 controls but tab and line feed, DEL and C1 controls: they could move the cursor or start
-// an escape sequence, so they are shown as visible symbols instead.
-const CONTROL_TEST = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
-const CONTROL_ALL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-function controlPicture(char: string): string {
-  const code = char.charCodeAt(0);
-  if (code < 0x20) return String.fromCharCode(0x2400 + code);
-  return code === 0x7f ? '\u2421' : '\ufffd';
-}
-
-/** The text with control characters (tab aside) replaced by visible symbols such as `␛`. */
-function sanitize(text: string): string {
-  return CONTROL_TEST.test(text) ? text.replace(CONTROL_ALL, controlPicture) : text;
-}
-
 /** The text with tabs expanded to the next multiple of `TAB_STOP` columns. */
 function expandTabs(text: string): string {
   if (!text.includes('\t')) return text;
@@ -110,37 +95,6 @@ function expandTabs(text: string): string {
     }
   }
   return out;
-}
-
-const ENTITY = /&(?:amp|lt|gt|quot|apos|nbsp|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});/g;
-const NAMED_ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&apos;': "'", '&nbsp;': '\u00a0' };
-
-function decodeEntity(entity: string): string {
-  const named = NAMED_ENTITIES[entity];
-  if (named !== undefined) return named;
-  const hex = entity[2] === 'x' || entity[2] === 'X';
-  const code = Number.parseInt(entity.slice(hex ? 3 : 2, -1), hex ? 16 : 10);
-  if (!(code > 0 && code <= 0x10ffff) || (code >= 0xd800 && code <= 0xdfff)) return entity;
-  return String.fromCodePoint(code);
-}
-
-/** Text with the HTML character references marked leaves in it (`&amp;`, `&#39;`, …) decoded. */
-function decodeEntities(text: string): string {
-  return text.includes('&') ? text.replace(ENTITY, decodeEntity) : text;
-}
-
-/**
- * Text of a token as it is shown on its one line: line breaks become spaces and control
- * characters symbols — marked decodes numeric references itself, so `&#27;` arrives as a raw
- * escape character even from a line that had none.
- */
-function shown(text: string): string {
-  return sanitize(text.includes('\n') ? text.replace(/\n/g, ' ') : text);
-}
-
-/** Like `shown`, with character references decoded first. */
-function shownDecoded(text: string): string {
-  return shown(decodeEntities(text));
 }
 
 const isBlank = (char: string | undefined): boolean => char !== undefined && /\s/.test(char);
@@ -369,7 +323,7 @@ export class MarkdownStream {
       for (const token of tokens) {
         if (token.type === 'table') {
           this.#lists = [];
-          for (const row of this.#renderTable(token as Tokens.Table)) rendered.push(trimLineEnd(row));
+          for (const row of renderTable(token as Tokens.Table, this.#style, this.#width)) rendered.push(trimLineEnd(row));
           continue;
         }
         const raw = token.raw.endsWith('\n') ? token.raw.slice(0, -1) : token.raw;
@@ -442,13 +396,13 @@ export class MarkdownStream {
       case 'space':
         return '';
       case 'heading': {
-        const text = this.#inline(t.tokens);
+        const text = inline(t.tokens, style);
         return t.depth === 1 ? style.bold(style.underline(text)) : style.bold(text);
       }
       case 'paragraph':
-        return this.#inline(t.tokens);
+        return inline(t.tokens, style);
       case 'text':
-        return t.tokens ? this.#inline(t.tokens) : shownDecoded(t.text);
+        return t.tokens ? inline(t.tokens, style) : shownDecoded(t.text);
       case 'list':
         return t.items.map((item, index) => this.#listItem(item, t, index, width)).join(' ');
       case 'blockquote': {
@@ -467,117 +421,7 @@ export class MarkdownStream {
       case 'table':
         return shown(t.raw.trim());
       default:
-        return this.#inlineToken(token);
+        return inlineToken(token, style);
     }
   }
-
-  #inline(tokens: Token[] | undefined): string {
-    let out = '';
-    for (const token of tokens ?? []) out += this.#inlineToken(token);
-    return out;
-  }
-
-  #inlineToken(token: Token): string {
-    const style = this.#style;
-    const t = token as MarkedToken;
-    switch (t.type) {
-      case 'text':
-        return t.tokens ? this.#inline(t.tokens) : shownDecoded(t.text);
-      case 'escape':
-        return shownDecoded(t.text);
-      case 'strong':
-        return style.bold(this.#inline(t.tokens));
-      case 'em':
-        return style.italic(this.#inline(t.tokens));
-      case 'del':
-        return style.dim(this.#inline(t.tokens));
-      case 'codespan':
-        return style.cyan(shown(t.text));
-      case 'br':
-        return ' ';
-      case 'link':
-      case 'image': {
-        const text = t.type === 'image' && t.tokens.length === 0 ? shownDecoded(t.text) : this.#inline(t.tokens);
-        const plain = stripAnsi(text);
-        const href = shown(t.href ?? '');
-        if (href === '') return text;
-        if (plain === '') return href;
-        if ((t.type === 'link' && t.autolink) || plain === href || `mailto:${plain}` === href) return text;
-        return `${text} ${style.dim(`(${href})`)}`;
-      }
-      case 'html':
-        return shown(t.text);
-      case 'checkbox':
-        return t.checked ? '[x] ' : '[ ] ';
-      default: {
-        const generic = token as Tokens.Generic;
-        if (Array.isArray(generic.tokens)) return this.#inline(generic.tokens);
-        return shownDecoded(typeof generic.text === 'string' ? generic.text : String(generic.raw ?? ''));
-      }
-    }
-  }
-
-  /** A table as lines: bordered, header bold, columns aligned and cut to fit the width. */
-  #renderTable(table: Tokens.Table): string[] {
-    const style = this.#style;
-    const count = Math.max(1, table.header.length);
-    interface Cell {
-      text: string;
-      plain: string;
-      width: number;
-    }
-    const cell = (source: Tokens.TableCell | undefined): Cell => {
-      const text = source ? this.#inline(source.tokens).trim() : '';
-      const plain = stripAnsi(text);
-      return { text, plain, width: visibleWidth(plain) };
-    };
-    const header = Array.from({ length: count }, (_, c) => cell(table.header[c]));
-    const rows = table.rows.map((row) => Array.from({ length: count }, (_, c) => cell(row[c])));
-    const natural = Array.from({ length: count }, (_, c) => Math.max(1, header[c]?.width ?? 0, ...rows.map((row) => row[c]?.width ?? 0)));
-    const widths = fitColumns(natural, this.#width - (3 * count + 1));
-    const fill = (c: Cell, column: number, bold: boolean): string => {
-      const width = widths[column] ?? 1;
-      let text = c.text;
-      let shown = c.width;
-      if (shown > width) {
-        text = truncateToWidth(c.plain, width);
-        shown = visibleWidth(text);
-      }
-      if (bold) text = style.bold(text);
-      const space = Math.max(0, width - shown);
-      const align = table.align[column] ?? null;
-      const left = align === 'right' ? space : align === 'center' ? Math.floor(space / 2) : 0;
-      return ' '.repeat(left) + text + ' '.repeat(space - left);
-    };
-    const border = (left: string, middle: string, right: string): string =>
-      style.dim(left + widths.map((width) => '─'.repeat(width + 2)).join(middle) + right);
-    const bar = style.dim('│');
-    const row = (cells: Cell[], bold: boolean): string => `${bar} ${cells.map((c, column) => fill(c, column, bold)).join(` ${bar} `)} ${bar}`;
-    return [border('┌', '┬', '┐'), row(header, true), border('├', '┼', '┤'), ...rows.map((cells) => row(cells, false)), border('└', '┴', '┘')];
-  }
-}
-
-/**
- * Column widths that fit `available` columns: every column keeps its natural width when they
- * all fit; otherwise the widest are narrowed to one common cap, the largest that fits (at
- * least one column each, even when that overflows).
- */
-function fitColumns(natural: number[], available: number): number[] {
-  const total = natural.reduce((sum, width) => sum + width, 0);
-  if (total <= available) return natural;
-  const sorted = [...natural].sort((a, b) => a - b);
-  let remaining = available;
-  let cap = 1;
-  for (let index = 0; index < sorted.length; index++) {
-    const width = sorted[index] as number;
-    const left = sorted.length - index;
-    if (width * left <= remaining) {
-      remaining -= width;
-      cap = width;
-    } else {
-      cap = Math.max(1, Math.floor(remaining / left));
-      break;
-    }
-  }
-  return natural.map((width) => Math.max(1, Math.min(width, cap)));
 }

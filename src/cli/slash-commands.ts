@@ -154,7 +154,13 @@ async function model(ctx: ChatCommandContext, argument: string): Promise<void> {
     ctx.view.printLines([style.yellow(resolved.error)]);
     return;
   }
-  const next = await loadAgentModel(resolved, ctx.config.models);
+  let next;
+  try {
+    next = await loadAgentModel(resolved, ctx.config.models);
+  } catch (error) {
+    ctx.view.printLines([style.yellow(`Could not switch to ${resolved.id}: ${error instanceof Error ? error.message : String(error)}`)]);
+    return;
+  }
   ctx.agent.useModel(next);
   ctx.session.store.updateInfo({ model: resolved.id });
   ctx.view.printLines([style.dim(`Now using ${resolved.id}; the conversation goes on with it.`)]);

@@ -13,7 +13,7 @@ export function conversationOf(log: readonly Message[]): Message[] {
 
 /** Who wrote a message, as the chat names it. */
 function speaker(message: Message): string {
-  if (message.meta?.toolResult) return `${message.meta.tool ?? 'tool'}${message.meta.isError ? ' ✗' : ' ✓'}`;
+  if (message.meta?.toolResult) return `${message.meta.isError ? '✗' : '✓'} ${message.meta.tool ?? 'tool'}`;
   if (message.meta?.compaction) return 'summary';
   if (message.role === 'user') return 'you';
   if (message.role === 'assistant') return 'fence';
@@ -31,7 +31,8 @@ export function briefHistory(log: readonly Message[], style: Style, width: numbe
   if (messages.length > shown.length) lines.push(style.dim(`⋯ ${messages.length - shown.length} earlier messages (/log shows them all)`));
   for (const message of shown) {
     const who = speaker(message);
-    const first = message.content.split('\n').find((line) => line.trim()) ?? '';
+    // A reply that is a code block is shown by its first line of code, not by its fence.
+    const first = message.content.split('\n').find((line) => line.trim() && !/^\s{0,3}(`{3,}|~{3,})/.test(line)) ?? '';
     const text = truncateToWidth(first.trim(), Math.max(10, width - who.length - 4));
     const label = message.role === 'user' ? style.bold(`${who} ›`) : style.dim(`${who} ›`);
     lines.push(`${label} ${message.role === 'user' ? text : style.dim(text)}`);

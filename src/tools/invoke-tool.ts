@@ -49,6 +49,8 @@ export async function invokeTool(spec: ToolSpec, input: unknown, ctx: ToolContex
   if (ctx.confirm && (asks || (caller.confirmMutating && spec.mutating))) {
     const asked = await askPerson(spec, data, ctx, caller, decision);
     if ('declined' in asked) return { decision, resource, result: asked.declined, ...(asked.byPerson ? { declined: true } : {}) };
+    // The run may have ended while the person read the question (a program's wall time, Ctrl-C).
+    if (ctx.signal.aborted) return { decision, resource, result: { output: `${spec.name} was not run: the call was stopped while it waited for confirmation.`, isError: true } };
     if (asked.input) {
       const again = validate(spec, asked.input, ctx, caller);
       if ('error' in again) return { decision, resource, result: { output: `The user edited this call, and it is no longer valid; nothing was run.\n${again.error}`, isError: true } };

@@ -105,3 +105,53 @@ describe('keeping requests inside the context window', () => {
     expect(agent.tokenCount).toBeGreaterThanOrEqual(summaryCount * 3050);
   });
 });
+
+describe('compacting on request, stopping one run, switching models', () => {
+  it('summarizes the older turns now, and later requests carry the summary instead of them', async () => {
+    rig.server.route(isSummaryRequest, (r) => r.text('Earlier: f0 to f2 were read.'));
+    queueReads(3);
+    // No window: compact() works without one, and requests then carry the summary too.
+    const { agent, events } = await makeAgent({ context: undefined });
+    await agent.run('Read three files.');
+    const outcome = await agent.compact({ keepRecent: 2 });
+    expect(outcome.ok).toBe(true);
+    expect(events.some((event) => event.type === 'compaction')).toBe(true);
+    rig.server.reply((r) => r.text('Still here.'));
+    await agent.run('Anything else?');
+    const last = rig.server.requests.at(-1);
+    const text = JSON.stringify(last?.body.messages);
+    expect(text).toContain('Earlier: f0 to f2 were read.');
+    expect(text).not.toContain('Reading file 0.');
+    // The log itself keeps everything.
+    expect(readMessages(rig.store.dir).some((m) => m.content.includes('Reading file 0.'))).toBe(true);
+  });
+
+  it('says why when there is too little to compact', async () => {
+    const { agent } = await makeAgent();
+    expect(await agent.compact()).toEqual({ ok: false, error: 'the conversation is too short to compact' });
+  });
+
+  it("stops a run with the run's own signal and goes on with the next prompt", async () => {
+    rig.server.reply((r) => r.text('Thinking about it').hang()).reply((r) => r.text('Fresh answer.'));
+    const { agent } = await makeAgent();
+    const stop = new AbortController();
+    const first = agent.run('slow one', { signal: stop.signal });
+    await rig.server.waitForRequests(1);
+    stop.abort();
+    expect(await first).toEqual({ status: 'aborted' });
+    expect(await agent.run('next one')).toEqual({ status: 'done', answer: 'Fresh answer.' });
+  });
+
+  it('sends later requests to the model given to useModel, with the same conversation', async () => {
+    rig.server.reply((r) => r.text('One.')).reply((r) => r.text('Two.'));
+    const { agent } = await makeAgent();
+    await agent.run('first');
+    const other = await fakeProvider(rig.server, 'openai');
+    agent.useModel({ provider: other.provider, model: 'other-model', modelId: 'local/other-model' });
+    expect(agent.modelId).toBe('local/other-model');
+    await agent.run('second');
+    expect(rig.server.requests.map((request) => request.body.model)).toEqual([expect.any(String), 'other-model']);
+    expect(JSON.stringify(rig.server.requests[1]?.body.messages)).toContain('One.');
+    expect(rig.store.log.at(-1)?.meta?.model).toBe('local/other-model');
+  });
+});

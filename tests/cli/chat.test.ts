@@ -142,11 +142,22 @@ describe('the chat in a terminal', () => {
 
   it('runs slash commands: help, tools, a tool of its own, tokens, rename, fork, export, unknown ones', { timeout: 60_000 }, async () => {
     const { server, dirs } = cli;
-    server.reply((r) => r.text('Hello there.').usage({ input: 1200, output: 30 }));
+    server.reply((r) => r.text('Hello there.').usage({ input: 1200, output: 30 })).reply((r) => r.text('From the other model.'));
     const chat = startChat();
-    await chat.waitFor('/help for commands');
+    await promptShown(chat);
+    chat.type(`/undo${KEYS.enter}`);
+    await chat.waitFor('Nothing to undo yet.');
     chat.type(`hi${KEYS.enter}`);
     await chat.waitFor('Hello there.');
+    chat.type(`/compact${KEYS.enter}`);
+    await chat.waitFor('No summary: the conversation is too short to compact.');
+    chat.type(`/model openai/gpt-other${KEYS.enter}`);
+    await chat.waitFor('Now using openai/gpt-other');
+    chat.type(`and you?${KEYS.enter}`);
+    await chat.waitFor('From the other model.');
+    expect(server.requests.map((request) => request.body.model)).toEqual(['gpt-test', 'gpt-other']);
+    chat.type(`/log${KEYS.enter}`);
+    await chat.waitFor(/you › and you\?/);
 
     chat.type(`/help${KEYS.enter}`);
     await chat.waitFor('/undo [n]');
@@ -156,7 +167,7 @@ describe('the chat in a terminal', () => {
     await chat.waitFor('│ done');
     expect(readFileSync(join(dirs.workspace, 'by-hand.txt'), 'utf8')).toBe('made by hand\n');
     chat.type(`/tokens${KEYS.enter}`);
-    await chat.waitFor(/tokens 1\.2k in · 30 out · 1 request/);
+    await chat.waitFor(/tokens 1\.2k in · 35 out · 2 requests/);
     chat.type(`/frobnicate${KEYS.enter}`);
     await chat.waitFor('Unknown command /frobnicate.');
     chat.type(`/rename greeting${KEYS.enter}`);
@@ -177,6 +188,7 @@ describe('the chat in a terminal', () => {
     const sessions = ids.map((id) => readSession(dirs.home, id));
     const fork = sessions.find((session) => session?.info.forkedFrom !== undefined);
     expect(fork?.log.map((m) => m.content)).toContain('hi');
+    expect(fork?.info.model).toBe('openai/gpt-other');
     // The model sees what the person ran by hand.
     expect(fork?.log.some((m) => m.meta?.notice === 'user_tool' && m.content.includes('done'))).toBe(true);
   });
@@ -220,5 +232,50 @@ describe('the chat in a terminal', () => {
     // No colours at all: only cursor and screen control sequences.
     expect(chat.raw).not.toMatch(/\x1b\[[0-9;]*m/);
     expect(messes(chat.lines())).toEqual([]);
+  });
+
+  it("asks about a program's call that a policy rule marks ask, and runs the program on yes", { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    writeFileSync(join(dirs.workspace, 'fence.toml'), '[[policy]]\ntool = "read"\nprincipal = "program:*"\naction = "ask"\nreason = "programs read files only with a yes"\n');
+    writeFileSync(join(dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
+    server
+      .reply((r) => r.text('```ptc\n// intent: count the lines of the notes\nconst text = await read({ path: "notes.txt" });\nprint(text.split("\\n").filter(Boolean).length);\n```\n'))
+      .reply((r) => r.text('The notes have two lines.'));
+    const chat = startChat();
+    await promptShown(chat);
+    chat.type(`count the lines of notes.txt${KEYS.enter}`);
+    await chat.waitFor('Call read?');
+    const screen = chat.screen().join('\n');
+    expect(screen).toContain('policy asks for a yes: programs read files only with a yes');
+    expect(screen).toMatch(/called by program:[0-9a-f]{12}/);
+    chat.type(`y${KEYS.enter}`);
+    await chat.waitFor('The notes have two lines.');
+    expect(lastMessageOf(1)).toContain('2');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
+  it('edits a command in $EDITOR before it runs, and tells the model what ran', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    writeFileSync(join(dirs.workspace, 'hello.txt'), 'hello\n');
+    // An "editor" that changes the command in the file it is given, as a person would.
+    const editor = join(dirs.workspace, '..', 'edit.sh');
+    writeFileSync(editor, '#!/bin/sh\nsed -i "s/rm hello.txt/cat hello.txt/" "$1"\n', { mode: 0o755 });
+    server.reply((r) => r.text('```shell\nrm hello.txt\n```\n')).reply((r) => r.text('It printed hello.'));
+    const chat = startChat([], { EDITOR: editor });
+    await promptShown(chat);
+    chat.type(`tidy up${KEYS.enter}`);
+    await chat.waitFor('Run this command?');
+    chat.type(`e${KEYS.enter}`);
+    await chat.waitFor('edited:');
+    expect(chat.screen().join('\n')).toContain('┃ cat hello.txt');
+    chat.type(`y${KEYS.enter}`);
+    await chat.waitFor('It printed hello.');
+    expect(existsSync(join(dirs.workspace, 'hello.txt'))).toBe(true);
+    const result = lastMessageOf(1);
+    expect(result).toContain('The user edited `command` of this shell call before it ran');
+    expect(result).toContain('cat hello.txt');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
   });
 });

@@ -108,6 +108,20 @@ describe('invokeTool with ctx.confirm: when a person is asked', () => {
     expect(invocation.result.output).not.toMatch(/reason/i);
   });
 
+  it('does not run a call whose run was stopped while the person read the question', async () => {
+    const tool = writer();
+    const stop = new AbortController();
+    const { confirm } = person(() => {
+      stop.abort();
+      return { action: 'yes' };
+    });
+    const ctx = { ...makeToolContext(workspace(), stop.signal), confirm };
+    const invocation = await invokeTool(tool.spec, { path: 'a.txt' }, ctx, asModel());
+    expect(tool.calls).toHaveLength(0);
+    expect(invocation.result.isError).toBe(true);
+    expect(invocation.result.output).toContain('stopped while it waited for confirmation');
+  });
+
   it('does not ask about a tool that is not mutating', async () => {
     const tool = fakeTool({ mutating: false });
     const { requests, confirm } = person({ action: 'no' });
