@@ -98,7 +98,8 @@ export class ChatView {
         break;
       case 'tool_end':
         this.#spinner.stop();
-        this.printLines(this.toolLines(event.use, event.outcome, Date.now() - this.#toolStarted));
+        // A blank line after the output: the reply that follows starts apart from it.
+        this.printLines([...this.toolLines(event.use, event.outcome, Date.now() - this.#toolStarted), '']);
         break;
       case 'compaction':
         this.printLines([this.style.dim(`⋯ older turns summarized to fit the context (up to message ${(event.message.meta?.compaction?.through ?? 0) + 1})`)]);

@@ -101,6 +101,9 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     sessionController.abort();
     run?.abort();
     editor.close(); // a prompt being read ends as if Ctrl-D were pressed
+    // The terminal is gone or the system asks fence to stop: if closing the runtimes takes
+    // longer than this, leave anyway (every message is already on disk).
+    setTimeout(() => process.exit(EXIT_CODES.interrupted), 5000).unref();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onTerminate);
