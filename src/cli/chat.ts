@@ -13,7 +13,7 @@ import { ChatView } from './chat-view';
 import { createConfirmPrompt } from './confirm-prompt';
 import { InputHistory } from './input-history';
 import { LineEditor } from './line-editor';
-import { openSession, type OpenSession } from './open-session';
+import { agentParts, openSession, type OpenSession } from './open-session';
 import { RunKeys } from './run-keys';
 import { dollars, sessionUsage, shortCount } from './session-usage';
 import { isSlashCommand, runSlashCommand, type ChatCommandContext } from './slash-commands';
@@ -115,10 +115,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     const agentModel = await loadAgentModel(setup.resolved, setup.config.models);
     const agent = new Agent({
       ...agentModel,
-      registry: session.registry,
-      store: session.store,
-      toolContext: session.toolContext,
-      rules: session.rules,
+      ...agentParts(session),
       format: setup.format,
       loopDetector: new LoopDetector(),
       signal: sessionController.signal,

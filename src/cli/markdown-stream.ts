@@ -2,6 +2,7 @@ import { getDefaults, Lexer, type MarkedOptions, type MarkedToken, type Token, t
 import { highlighterFor, isKnownLanguage, type Highlighter } from './code-highlight';
 import { inline, inlineToken, renderTable, sanitize, shown, shownDecoded } from './markdown-inline';
 import type { Style } from './terminal-style';
+import { readFenceLine, type FenceLevel, type FenceLine } from '../parse/fence-reader';
 
 /** How a `MarkdownStream` renders. */
 export interface MarkdownStreamOptions {
@@ -13,19 +14,6 @@ export interface MarkdownStreamOptions {
    * number (even 0 or NaN) is accepted.
    */
   width: number;
-}
-
-/** One open fence: the character it is made of and how many of them opened it. */
-interface FenceLevel {
-  char: '`' | '~';
-  length: number;
-}
-
-/** A fence line: its run of fence characters, its indentation and its info string. */
-interface FenceLine extends FenceLevel {
-  indent: number;
-  /** The info string with surrounding whitespace removed; empty for a bare fence. */
-  info: string;
 }
 
 /** The code block being shown. */
@@ -51,25 +39,6 @@ const LEX_OPTIONS: MarkedOptions = { ...getDefaults(), gfm: true, breaks: false,
 /** The block tokens marked reads in `source`. */
 function lex(source: string): Token[] {
   return Lexer.lex(source, LEX_OPTIONS);
-}
-
-/**
- * Reads a markdown fence line by the same rules as the tool parser (`FenceReader`): up to
- * three spaces of indentation, a run of at least three backticks or tildes, an optional info
- * string; a backtick fence's info string may not contain a backtick.
- */
-function readFenceLine(line: string): FenceLine | undefined {
-  let at = 0;
-  while (at < 3 && line.charCodeAt(at) === 0x20) at++;
-  const char = line[at];
-  if (char !== '`' && char !== '~') return undefined;
-  let runEnd = at;
-  while (line[runEnd] === char) runEnd++;
-  const length = runEnd - at;
-  if (length < 3) return undefined;
-  const info = line.slice(runEnd).trim();
-  if (char === '`' && info.includes('`')) return undefined;
-  return { char, length, indent: at, info };
 }
 
 /** A line that belongs to a table group: `|` after at most three spaces. */

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { AgentOptions } from '../agent/agent';
 import { buildSystemPrompt, readAgentsFile } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
@@ -28,6 +29,11 @@ export interface OpenSession {
   toolContext: ToolContext;
   /** Stops the runtimes and closes the log. Safe to call more than once. */
   close(): Promise<void>;
+}
+
+/** What an Agent takes from an open session: its tools, log, tools' context and rules. */
+export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules'> {
+  return { registry: session.registry, store: session.store, toolContext: session.toolContext, rules: session.rules };
 }
 
 /** Resolves and checks the workspace folder; returns an error line for the user when unusable. */

@@ -8,7 +8,7 @@ import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
 import { loadAgentModel } from './agent-model';
-import { openSession, resolveWorkspace } from './open-session';
+import { agentParts, openSession, resolveWorkspace } from './open-session';
 import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from './progress-renderer';
 import { splitPrompts, withPipedInput } from './read-prompts';
@@ -166,10 +166,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     const agentModel = await loadAgentModel(resolved, loaded.config.models);
     const agent = new Agent({
       ...agentModel,
-      registry: session.registry,
-      store: session.store,
-      toolContext: session.toolContext,
-      rules: session.rules,
+      ...agentParts(session),
       format,
       maxTurns: options.maxTurns,
       maxCostUsd: options.maxCost,

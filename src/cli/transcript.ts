@@ -1,5 +1,6 @@
 import { Lexer, type Tokens } from 'marked';
 import type { Message } from '../conversation/message';
+import { readFenceLine } from '../parse/fence-reader';
 import type { SessionInfo } from '../conversation/session-store';
 import { MarkdownStream } from './markdown-stream';
 import { truncateToWidth, type Style } from './terminal-style';
@@ -32,7 +33,7 @@ export function briefHistory(log: readonly Message[], style: Style, width: numbe
   for (const message of shown) {
     const who = speaker(message);
     // A reply that is a code block is shown by its first line of code, not by its fence.
-    const first = message.content.split('\n').find((line) => line.trim() && !/^\s{0,3}(`{3,}|~{3,})/.test(line)) ?? '';
+    const first = message.content.split('\n').find((line) => line.trim() && !readFenceLine(line)) ?? '';
     const text = truncateToWidth(first.trim(), Math.max(10, width - who.length - 4));
     const label = message.role === 'user' ? style.bold(`${who} ›`) : style.dim(`${who} ›`);
     lines.push(`${label} ${message.role === 'user' ? text : style.dim(text)}`);

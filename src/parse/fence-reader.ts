@@ -1,13 +1,15 @@
 import type { IsTool, ToolUse } from './tool-use';
 
 /** One open fence: the character it is made of and how many of them opened it. */
-interface FenceLevel {
+export interface FenceLevel {
   char: '`' | '~';
   length: number;
 }
 
-/** A fence line as read from one line of text: its run of fence characters and its info string. */
-interface FenceLine extends FenceLevel {
+/** A fence line as read from one line of text: its run of fence characters, its indentation and its info string. */
+export interface FenceLine extends FenceLevel {
+  /** Spaces before the run (0 to 3). */
+  indent: number;
   /** The info string with surrounding whitespace removed; empty for a bare fence. */
   info: string;
 }
@@ -26,7 +28,7 @@ interface OpenToolBlock {
  * backticks or tildes, then an optional info string. Following CommonMark, a backtick fence's
  * info string may not contain a backtick (such a line is inline code, not a fence).
  */
-function readFenceLine(line: string): FenceLine | undefined {
+export function readFenceLine(line: string): FenceLine | undefined {
   let at = 0;
   while (at < 3 && line.charCodeAt(at) === 0x20) at++;
   const char = line[at];
@@ -37,7 +39,7 @@ function readFenceLine(line: string): FenceLine | undefined {
   if (length < 3) return undefined;
   const info = line.slice(runEnd).trim();
   if (char === '`' && info.includes('`')) return undefined;
-  return { char, length, info };
+  return { char, length, indent: at, info };
 }
 
 /** Removes the one line break (`\n` or `\r\n`) that ends `body`, if any. */

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MarkdownStream } from '../../src/cli/markdown-stream';
 import { createStyle, stripAnsi, visibleWidth } from '../../src/cli/terminal-style';
+import { cut } from '../support/chunks';
 
 const plain = createStyle(false);
 const color = createStyle(true);
@@ -11,19 +12,6 @@ function render(text: string | string[], options: { color?: boolean; width?: num
   const stream = new MarkdownStream({ style: options.color ? color : plain, width: options.width ?? 60 });
   const chunks = typeof text === 'string' ? [text] : text;
   return chunks.map((chunk) => stream.push(chunk)).join('') + stream.finish();
-}
-
-/** Splits `text` at the given offsets. */
-function splitAt(text: string, cuts: number[]): string[] {
-  const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b);
-  const chunks: string[] = [];
-  let from = 0;
-  for (const point of points) {
-    chunks.push(text.slice(from, point));
-    from = point;
-  }
-  chunks.push(text.slice(from));
-  return chunks;
 }
 
 const reply = [
@@ -96,7 +84,7 @@ describe('MarkdownStream', () => {
       expect(render([...reply], { color: useColor })).toBe(whole);
       fc.assert(
         fc.property(fc.array(fc.nat(), { maxLength: 40 }), (cuts) => {
-          expect(render(splitAt(reply, cuts), { color: useColor })).toBe(whole);
+          expect(render(cut(reply, cuts), { color: useColor })).toBe(whole);
         }),
         { numRuns: 60 },
       );
@@ -310,7 +298,7 @@ describe('MarkdownStream', () => {
     const text = fc.oneof(fc.array(piece, { maxLength: 60 }).map((parts) => parts.join('')), fc.string({ unit: 'binary', maxLength: 200 }));
     fc.assert(
       fc.property(text, fc.array(fc.nat(), { maxLength: 10 }), fc.integer({ min: -5, max: 120 }), (source, cuts, width) => {
-        const chunks = splitAt(source, cuts);
+        const chunks = cut(source, cuts);
         const out = render(chunks, { width });
         expect(out).not.toContain('\x1b');
         expect(out === '' || out.endsWith('\n')).toBe(true);
