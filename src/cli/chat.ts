@@ -252,9 +252,9 @@ function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style:
 function endLines(outcome: RunOutcome, log: readonly Message[], config: FenceConfig, style: ReturnType<typeof createStyle>): string[] {
   const lines: string[] = [];
   if (outcome.status === 'error') lines.push(style.red(`✗ ${outcome.error}`));
-  else if (outcome.status === 'max_turns') lines.push(style.yellow('⏹ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
-  else if (outcome.status === 'stopped') lines.push(style.yellow(`⏹ stopped: ${outcome.reason}`));
-  else if (outcome.status === 'aborted') lines.push(style.yellow('⏹ interrupted · the conversation is kept'));
+  else if (outcome.status === 'max_turns') lines.push(style.yellow('■ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
+  else if (outcome.status === 'stopped') lines.push(style.yellow(`■ stopped: ${outcome.reason}`));
+  else if (outcome.status === 'aborted') lines.push(style.yellow('■ interrupted · the conversation is kept'));
   const usage = sessionUsage(log, config.models);
   const cost = usage.costUsd === undefined ? '' : ` · ${dollars(usage.costUsd)}`;
   lines.push(style.dim(`${shortCount(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens)} in · ${shortCount(usage.outputTokens)} out${cost}`), '');

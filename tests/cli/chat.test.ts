@@ -125,7 +125,7 @@ describe('the chat in a terminal', () => {
     chat.type(`wait a while${KEYS.enter}`);
     await chat.waitFor(/running shell \d/);
     chat.type(KEYS.ctrlC);
-    await chat.waitFor('⏹ interrupted');
+    await chat.waitFor('■ interrupted');
     expect(chat.screen().join('\n')).not.toContain('Run this command?');
     const firstPrompt = lastMessageOf(0);
     expect(server.requests).toHaveLength(1);
