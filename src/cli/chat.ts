@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Agent, type RunOutcome } from '../agent/agent';
+import { Agent, DEFAULT_MAX_TURNS, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES } from '../agent/run-stop';
 import type { FenceConfig } from '../config/config';
@@ -94,9 +94,6 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     return EXIT_CODES.error;
   }
 
-  const onSignal = () => {
-    if (run) run.abort();
-  };
   const onTerminate = () => {
     sessionController.abort();
     run?.abort();
@@ -105,7 +102,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     // longer than this, leave anyway (every message is already on disk).
     setTimeout(() => process.exit(EXIT_CODES.interrupted), 5000).unref();
   };
-  process.on('SIGINT', onSignal);
+  process.on('SIGINT', stopRun);
   process.on('SIGTERM', onTerminate);
   process.on('SIGHUP', onTerminate);
   // Raw mode for the whole chat, not only while a prompt is read: keys pressed between a run's
@@ -122,31 +119,30 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       onEvent: view.onEvent,
     });
 
-    const interruptible = async <T,>(label: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    /** Runs work that Ctrl-C stops: a prompt's run, a tool run by hand, a summary. */
+    const underway = async <T,>(work: (signal: AbortSignal) => Promise<T>, label?: string): Promise<T> => {
       run = new AbortController();
       keys.start(stopRun);
-      view.busy(label);
+      if (label) view.busy(label);
       try {
         return await work(run.signal);
-      } finally {
-        view.idle();
-        keys.stop();
-        run = undefined;
-      }
-    };
-    const commands: ChatCommandContext = { agent, session, view, home: setup.home, workspace: setup.workspace, config: setup.config, interruptible };
-
-    const runPrompt = async (prompt: string) => {
-      run = new AbortController();
-      keys.start(stopRun);
-      let outcome: RunOutcome;
-      try {
-        outcome = await agent.run(prompt, { signal: run.signal, maxTurns: setup.maxTurns ?? 50 });
       } finally {
         view.endRun();
         keys.stop();
         run = undefined;
       }
+    };
+    const commands: ChatCommandContext = {
+      agent,
+      session,
+      view,
+      home: setup.home,
+      workspace: setup.workspace,
+      config: setup.config,
+      interruptible: (label, work) => underway(work, label),
+    };
+    const runPrompt = async (prompt: string) => {
+      const outcome = await underway((signal) => agent.run(prompt, { signal, maxTurns: setup.maxTurns ?? DEFAULT_MAX_TURNS }));
       view.printLines(endLines(outcome, session.store.log, setup.config, style));
     };
 
@@ -186,7 +182,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     view.printLines([style.dim(`Session ${session.store.id} is saved; fence -r goes on with it.`)]);
     return sessionController.signal.aborted ? EXIT_CODES.interrupted : EXIT_CODES.done;
   } finally {
-    process.off('SIGINT', onSignal);
+    process.off('SIGINT', stopRun);
     process.off('SIGTERM', onTerminate);
     process.off('SIGHUP', onTerminate);
     view.idle();

@@ -61,7 +61,7 @@ export function createConfirmPrompt(options: ConfirmPromptOptions): ConfirmPromp
       let edited = false;
       let preview = await request.preview(input);
       const shownAbove = options.blocksShown && request.principal === 'model' && preview.kind === 'code';
-      view.printLines(shownAbove ? describeCall(request, { kind: 'note', text: '' }, view).slice(0, -1) : describeCall(request, preview, view));
+      view.printLines(describeCall(request, shownAbove ? undefined : preview, view));
       const question = `${style.bold(questionFor(request, preview))} ${style.dim('[y/n/e/a]')} ${style.cyan('›')} `;
       while (true) {
         const answer = await options.read(question);
@@ -111,12 +111,13 @@ function questionFor(request: ConfirmRequest, preview: ToolPreview): string {
   return `Call ${name}?`;
 }
 
-/** Who asks and why, then the preview: a diff, the code, or a note. */
-function describeCall(request: ConfirmRequest, preview: ToolPreview, view: ChatView): string[] {
+/** Who asks and why, then the preview (a diff, the code, or a note) unless it is left out. */
+function describeCall(request: ConfirmRequest, preview: ToolPreview | undefined, view: ChatView): string[] {
   const { style } = view;
   const lines: string[] = [];
   if (request.reason !== undefined) lines.push(style.yellow(`⚠ policy asks for a yes: ${request.reason}`));
   if (request.principal !== 'model') lines.push(style.dim(`called by ${request.principal}`));
+  if (!preview) return lines;
   if (preview.kind === 'diff') return [...lines, ...renderFileChange(preview, style, DIFF_LINES).map((line) => `  ${line}`)];
   if (preview.kind === 'note') return [...lines, style.dim(`  ${preview.text}`)];
   const language = preview.language === 'ptc' ? 'js' : preview.language;

@@ -111,20 +111,19 @@ function undo(ctx: ChatCommandContext, argument: string): CommandOutcome {
     return {};
   }
   const log = ctx.session.store.log;
-  let from = log.length;
-  for (let found = 0; found < count; ) {
-    from -= 1;
-    if (from < 0) break;
-    if (log[from]?.role === 'user') found += 1;
-  }
-  if (from < 0 || log.length === 0 || !log.some((m) => m.role === 'user')) {
-    ctx.view.printLines([style.yellow(from < 0 && log.some((m) => m.role === 'user') ? `There are fewer than ${count} prompts to take back.` : 'Nothing to undo yet.')]);
+  const prompts: number[] = [];
+  log.forEach((message, index) => {
+    if (message.role === 'user') prompts.push(index);
+  });
+  const from = prompts[prompts.length - count];
+  if (from === undefined) {
+    ctx.view.printLines([style.yellow(prompts.length === 0 ? 'Nothing to undo yet.' : `There ${prompts.length === 1 ? 'is only 1 prompt' : `are only ${prompts.length} prompts`} to take back.`)]);
     return {};
   }
   const removed = ctx.session.store.undo(log.length - from);
   const prompt = removed[0]?.content ?? '';
   const tools = removed.filter((m) => m.meta?.toolResult).length;
-  const note = tools > 0 ? ` Files and commands the ${tools} tool call${tools === 1 ? '' : 's'} changed are not undone.` : '';
+  const note = tools > 0 ? ` What ${tools === 1 ? 'its tool call' : `its ${tools} tool calls`} changed in files stays as it is.` : '';
   ctx.view.printLines([style.dim(`Took back ${count === 1 ? 'the last prompt' : `${count} prompts`} (${removed.length} messages).${note} The prompt is back in the input line.`)]);
   return { prefill: prompt };
 }
