@@ -36,6 +36,9 @@ export interface ChatSetup {
   yes: boolean;
   /** Most model requests for each prompt (default 50). */
   maxTurns?: number;
+  /** Budgets over the whole chat, as in one-shot runs. */
+  maxCostUsd?: number;
+  maxTokens?: number;
 }
 
 /** Where the chat's input history is kept, across sessions. */
@@ -114,6 +117,8 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       ...agentModel,
       ...agentParts(session),
       format: setup.format,
+      maxCostUsd: setup.maxCostUsd,
+      maxTokens: setup.maxTokens,
       loopDetector: new LoopDetector(),
       signal: sessionController.signal,
       onEvent: view.onEvent,

@@ -109,6 +109,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       ...(options.name ? { name: options.name } : {}),
       ...(resumeId ? { resume: resumeId.id } : {}),
       ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
+      ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
+      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
     });
   }
   const controller = new AbortController();
