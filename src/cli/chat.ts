@@ -160,9 +160,11 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       await runPrompt(prompt);
     }
 
-    let prefill = keys.takeTypeahead();
+    let prefill = '';
     let lastWasInterrupt = false;
     while (!sessionController.signal.aborted) {
+      // Keys typed while the last run was under way reach the prompt as if typed now.
+      for (const chunk of keys.takeTypeahead().reverse()) process.stdin.unshift(Buffer.from(chunk, 'utf8'));
       const input = await editor.read(`${style.cyan('›')} `, prefill ? { initial: prefill } : undefined);
       prefill = '';
       if (input.kind === 'eof') break;
@@ -182,7 +184,6 @@ export async function runChat(setup: ChatSetup): Promise<number> {
         continue;
       }
       await runPrompt(text.replace(/^ (?=\/)/, ''));
-      prefill = keys.takeTypeahead();
     }
     view.printLines([style.dim(`Session ${session.store.id} is saved; fence -r goes on with it.`)]);
     return sessionController.signal.aborted ? EXIT_CODES.interrupted : EXIT_CODES.done;

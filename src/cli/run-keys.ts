@@ -12,15 +12,15 @@ export interface KeyInput {
 /**
  * The keys that count while the agent runs: Ctrl-C stops the run (the stream, or the tool under
  * way). The terminal is in raw mode meanwhile (and left as it was found after), so typed keys do
- * not echo into the reply; printable
- * ones are kept as type-ahead for the next prompt. `pause` hands the terminal to the line editor
- * (a confirmation) and `resume` takes it back.
+ * not echo into the reply; every other key is kept as type-ahead for the next prompt, as a shell
+ * keeps what is typed while a command runs. `pause` hands the terminal to the line editor (a
+ * confirmation) and `resume` takes it back.
  */
 export class RunKeys {
   #onInterrupt: (() => void) | undefined;
   #listening = false;
   #wasRaw = false;
-  #typed = '';
+  #typed: string[] = [];
 
   constructor(private readonly input: KeyInput) {}
 
@@ -46,26 +46,22 @@ export class RunKeys {
     if (this.#onInterrupt) this.#listen();
   }
 
-  /** What was typed during the run (printable keys, Backspace applied), and forgets it. */
-  takeTypeahead(): string {
+  /**
+   * The keys typed during the run, exactly as they came (Enter and arrows included) and in the
+   * chunks the terminal sent them, Ctrl-C left out; and forgets them. The chat gives them to
+   * the line editor as if typed at its prompt.
+   */
+  takeTypeahead(): string[] {
     const typed = this.#typed;
-    this.#typed = '';
+    this.#typed = [];
     return typed;
   }
 
   readonly #onData = (data: Buffer | string): void => {
     const text = typeof data === 'string' ? data : data.toString('utf8');
-    // Escape sequences (arrows, function keys) are not type-ahead.
-    const keys = text.replace(/\x1b(\[[0-?]*[ -/]*[@-~]|O.|.)?/g, '');
-    for (const char of keys) {
-      if (char === '\x03') {
-        this.#onInterrupt?.();
-      } else if (char === '\x7f' || char === '\b') {
-        this.#typed = [...this.#typed].slice(0, -1).join('');
-      } else if (char >= ' ') {
-        this.#typed += char;
-      }
-    }
+    if (text.includes('\x03')) this.#onInterrupt?.();
+    const kept = text.replaceAll('\x03', '');
+    if (kept) this.#typed.push(kept);
   };
 
   #listen(): void {

@@ -203,6 +203,8 @@ describe('the chat in a terminal', () => {
     first.type(KEYS.enter);
     await first.waitFor('Got three lines.');
     expect(lastMessageOf(0)).toContain('line one\\nline two\\nline three');
+    // Pressed while the run is still ending, Ctrl-C would stop that run instead.
+    await promptShown(first);
     first.type(KEYS.ctrlC);
     await first.waitFor('Ctrl-C again or Ctrl-D to leave');
     first.type(KEYS.ctrlC);
@@ -275,6 +277,21 @@ describe('the chat in a terminal', () => {
     const result = lastMessageOf(1);
     expect(result).toContain('The user edited `command` of this shell call before it ran');
     expect(result).toContain('cat hello.txt');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
+  it('sends a prompt typed, Enter included, while the reply was still streaming, once the reply is done', { timeout: 60_000 }, async () => {
+    const { server } = cli;
+    server.reply((r) => r.text('Working on it,\n').delay(400).text('done.\n')).reply((r) => r.text('Second answer.'));
+    const chat = startChat();
+    await promptShown(chat);
+    chat.type(`first${KEYS.enter}`);
+    await chat.waitFor('Working on it,');
+    chat.type(`second${KEYS.enter}`);
+    await chat.waitFor('Second answer.');
+    expect(lastMessageOf(1)).toContain('second');
+    expect(server.requests).toHaveLength(2);
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
   });
