@@ -295,4 +295,24 @@ describe('the chat in a terminal', () => {
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
   });
+
+  it('declines the call and stops the run on Ctrl-C at a confirmation; the next prompt goes on', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    server.reply((r) => r.text('```save notes.txt\ndraft\n```\n')).reply((r) => r.text('Fine, no file.'));
+    const chat = startChat();
+    await promptShown(chat);
+    chat.type(`write notes${KEYS.enter}`);
+    await chat.waitFor('Create notes.txt?');
+    chat.type(KEYS.ctrlC);
+    await chat.waitFor('■ interrupted');
+    expect(existsSync(join(dirs.workspace, 'notes.txt'))).toBe(false);
+    expect(server.requests).toHaveLength(1);
+    await promptShown(chat);
+    chat.type(`never mind${KEYS.enter}`);
+    await chat.waitFor('Fine, no file.');
+    // The cut call has its result in the next request: declined, because the run was stopped.
+    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('The user declined this save call');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
 });
