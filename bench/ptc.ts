@@ -70,7 +70,7 @@ async function scriptedRun(workspace: string, script: (server: FakeLlm) => void)
     const loaded = loadConfig({ workspace, env: {} });
     if ('error' in loaded) throw new Error(loaded.error);
     const controller = new AbortController();
-    const session = openSession({ home, workspace, modelId: resolved.id, config: loaded.config, signal: controller.signal });
+    const session = await openSession({ home, workspace, modelId: resolved.id, config: loaded.config, signal: controller.signal });
     try {
       const agent = new Agent({
         provider: await createProvider(resolved),

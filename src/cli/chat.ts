@@ -80,7 +80,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
 
   let session: OpenSession;
   try {
-    session = openSession({
+    session = await openSession({
       home: setup.home,
       workspace: setup.workspace,
       modelId: setup.resolved.id,

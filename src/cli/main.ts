@@ -70,6 +70,16 @@ function buildProgram(): Command {
       process.exitCode = await runProgramCommand(file, options);
     });
 
+  const mcp = program.command('mcp').description('the MCP servers of the configuration');
+  mcp
+    .command('list')
+    .description('start each configured MCP server, list its tools by fence name, and stop it')
+    .option('-w, --workspace <dir>', 'folder whose fence.toml names the servers (default: the current folder)')
+    .action(async (options: { workspace?: string }) => {
+      const { mcpListCommand } = await import('./mcp-command');
+      process.exitCode = await mcpListCommand(options);
+    });
+
   const traces = program.command('trace').description('list and show program runs');
   traces
     .command('list')

@@ -11,11 +11,11 @@ import type { BashSession } from '../runtime/bash-session';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
-import type { PythonCells, ToolContext } from '../tools/define-tool';
+import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { completeTool } from '../tools/complete';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
-import { buildToolset } from './toolset';
+import { buildToolset, startMcpServers } from './toolset';
 
 /** A new session with its tools and runtimes, ready for an Agent. */
 export interface OpenSession {
@@ -49,9 +49,12 @@ export function resolveWorkspace(dir: string | undefined): { path: string } | { 
  * the tools the config describes; or, with `resume`, opens an existing session (locked for
  * this process), records the model, format and tools it now runs with, and answers any call
  * that a stop cut off. A resumed session keeps its system prompt. The shell is started at once in the background, since
- * most runs use it and its start-up then overlaps the first model request.
+ * most runs use it and its start-up then overlaps the first model request. The config's MCP
+ * servers are started first, all at once, and their tools join the registry before the system
+ * prompt is written; a server that fails is left out with one line on stderr (`warn`), and
+ * the servers stop with `close()`.
  */
-export function openSession(options: {
+export async function openSession(options: {
   home: string;
   workspace: string;
   modelId: string;
@@ -66,9 +69,30 @@ export function openSession(options: {
   signal: AbortSignal;
   /** Asks a person before calls run (the chat); absent, nobody is asked. */
   confirm?: ToolContext['confirm'];
-}): OpenSession {
+  /** Where a line about an MCP server that did not start goes. Default: stderr. */
+  warn?: (line: string) => void;
+}): Promise<OpenSession> {
   const id = options.resume ?? options.name ?? newSessionId();
-  const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) });
+  const mcp = await startMcpServers(options.config, options.workspace);
+  // The chat may have put the terminal in raw mode already, where a line needs its carriage return.
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
+  for (const problem of mcp.problems) warn(`fence: ${problem}`);
+  try {
+    return openWithTools(options, id, mcp.tools, mcp.close);
+  } catch (error) {
+    await mcp.close();
+    throw error;
+  }
+}
+
+/** The rest of `openSession`, once the MCP servers' tools are known. */
+function openWithTools(
+  options: Parameters<typeof openSession>[0],
+  id: string,
+  mcpTools: readonly ToolSpec[],
+  closeMcp: () => Promise<void>,
+): OpenSession {
+  const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) }, mcpTools);
   const { rules, eligible } = toolset;
   const tools = options.auto ? [...toolset.tools, completeTool] : toolset.tools;
   const registry = new ToolRegistry(tools);
@@ -138,7 +162,7 @@ export function openSession(options: {
       if (closed) return;
       closed = true;
       const [shell, python] = await Promise.all([bash?.catch(() => undefined), kernel?.catch(() => undefined)]);
-      await Promise.all([shell?.close(), python?.close()]);
+      await Promise.all([shell?.close(), python?.close(), closeMcp()]);
       store.close();
     },
   };

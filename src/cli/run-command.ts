@@ -116,7 +116,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const controller = new AbortController();
   let session;
   try {
-    session = openSession({
+    session = await openSession({
       home: fenceHome(),
       workspace: workspace.path,
       modelId: resolved.id,

@@ -7,7 +7,7 @@ import { runProgram } from '../ptc/run-program';
 import type { BashSession } from '../runtime/bash-session';
 import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './open-session';
-import { buildToolset } from './toolset';
+import { buildToolset, startMcpServers } from './toolset';
 
 /** Options of `fence run`. */
 export interface RunProgramCommandOptions {
@@ -17,7 +17,8 @@ export interface RunProgramCommandOptions {
 
 /**
  * `fence run <program.js>`: runs a program against the workspace's eligible tools with no
- * model, under the same admission and limits as in a session. The program's output goes to
+ * model, under the same admission and limits as in a session (with the tools of the config's
+ * MCP servers, started for the run). The program's output goes to
  * stdout, then its result as JSON; errors go to stderr. Its trace goes to a session of its
  * own. Returns the exit code: 0 when the program finished, 1 when it failed or could not run.
  */
@@ -53,7 +54,9 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const home = fenceHome();
   const id = newSessionId();
   const session = { id, dir: join(home, 'sessions', id) };
-  const toolset = buildToolset(loaded.config, session);
+  const mcp = await startMcpServers(loaded.config, workspace.path);
+  for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
+  const toolset = buildToolset(loaded.config, session, mcp.tools);
   const store = SessionStore.create(home, {
     id,
     model: 'none (fence run)',
@@ -92,7 +95,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   } finally {
     process.off('SIGINT', onSigint);
     const shell = await bash?.catch(() => undefined);
-    await shell?.close();
+    await Promise.all([shell?.close(), mcp.close()]);
     store.close();
   }
 }

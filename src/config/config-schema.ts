@@ -37,6 +37,33 @@ export interface CommandToolConfig {
   cwd?: string;
 }
 
+/** What every MCP server table may say besides how to reach the server. */
+interface McpServerCommon {
+  /** Who may call the server's tools. Absent: `['direct', 'program']`. */
+  callers?: ('direct' | 'program')[];
+  /** Seconds one call may take. Absent: 60. */
+  timeout?: number;
+}
+
+/** An MCP server fence starts as a subprocess and speaks to over its stdin and stdout. */
+export interface McpStdioServerConfig extends McpServerCommon {
+  /** The program to run, without a shell. */
+  command: string;
+  args?: string[];
+  /** Variables set for the server besides the minimal environment. */
+  env?: Record<string, string>;
+}
+
+/** An MCP server reached over streamable HTTP. */
+export interface McpHttpServerConfig extends McpServerCommon {
+  url: string;
+  /** Headers sent with every request (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+}
+
+/** One `[mcp.servers.<name>]` table: exactly one of `command` (stdio) and `url` (HTTP). */
+export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
+
 /** Limits and eligibility of program runs (the `[ptc]` table); every key has a default. */
 export interface PtcConfig {
   memoryMb: number;
@@ -95,6 +122,8 @@ export interface ConfigFile {
   ptc?: Partial<PtcConfig>;
   /** What the file says of models, by model id; only the keys it sets. */
   models?: Record<string, ModelInfo>;
+  /** MCP servers by name (`[mcp.servers.<name>]`). */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 /** A "expected …, got …" message; "missing" when the key is absent. */
@@ -157,24 +186,74 @@ export function objectSchemaProblem(schema: JsonObject): string | undefined {
 
 const asTable = { error: expected('a table') };
 
+const callersSchema = z.custom<('direct' | 'program')[]>(
+  (value) => Array.isArray(value) && value.length > 0 && value.every((item) => item === 'direct' || item === 'program'),
+  { error: expected('a non-empty array of "direct" and "program"') },
+);
+
 const toolSchema = z.strictObject({
   description: text.min(1, { error: 'must not be empty: say in one line what the tool does' }),
   command: stringArray().refine((command) => command.length > 0 && command[0] !== '', {
     error: 'must name the program to run, e.g. ["node", "tools/my-tool.js"]',
   }),
   parameters: parametersSchema.optional(),
-  callers: z
-    .custom<('direct' | 'program')[]>(
-      (value) => Array.isArray(value) && value.length > 0 && value.every((item) => item === 'direct' || item === 'program'),
-      { error: expected('a non-empty array of "direct" and "program"') },
-    )
-    .optional(),
+  callers: callersSchema.optional(),
   returns: text.optional(),
   env: stringArray('an array of environment variable names')
     .refine((names) => names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), { error: 'expected environment variable names such as FINANCE_TOKEN' })
     .optional(),
   timeout: positiveNumber.optional(),
   cwd: text.optional(),
+}, asTable);
+
+const stringTable = (what: string) =>
+  z.custom<Record<string, string>>((value) => isPlainObject(value) && Object.values(value).every((item) => typeof item === 'string'), {
+    error: (issue) => {
+      const odd = isPlainObject(issue.input) ? Object.values(issue.input).find((item) => typeof item !== 'string') : undefined;
+      return odd === undefined ? expected(what)(issue) : `expected ${what}, got a table holding ${kindOf(odd)}`;
+    },
+  });
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+const mcpServerSchema = z
+  .strictObject({
+    command: text.min(1, { error: 'must name the program that starts the server, e.g. "npx"' }).optional(),
+    args: stringArray().optional(),
+    env: stringTable('a table of strings, e.g. { API_TOKEN = "…" }').optional(),
+    url: text.refine(isHttpUrl, { error: 'expected an http:// or https:// URL' }).optional(),
+    headers: stringTable('a table of strings, e.g. { Authorization = "Bearer …" }').optional(),
+    callers: callersSchema.optional(),
+    timeout: positiveNumber.optional(),
+  }, asTable)
+  .superRefine((table, ctx) => {
+    if (table.command === undefined && table.url === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'needs command (a server fence starts) or url (a streamable HTTP server)' });
+    } else if (table.command !== undefined && table.url !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'a server has either command or url, not both' });
+    }
+    for (const key of ['args', 'env'] as const) {
+      if (table.url !== undefined && table[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'only a command server takes it; an HTTP server has url and headers' });
+    }
+    if (table.command !== undefined && table.headers !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['headers'], message: 'only an HTTP server takes it; a command server has command, args and env' });
+    }
+  })
+  .transform((table): McpServerConfig => {
+    const common = { ...(table.callers ? { callers: table.callers } : {}), ...(table.timeout === undefined ? {} : { timeout: table.timeout }) };
+    if (table.url !== undefined) return { url: table.url, ...(table.headers ? { headers: table.headers } : {}), ...common };
+    return { command: table.command ?? '', ...(table.args ? { args: table.args } : {}), ...(table.env ? { env: table.env } : {}), ...common };
+  });
+
+const mcpSchema = z.strictObject({
+  servers: z.record(z.string(), mcpServerSchema, { error: expected('a table of servers, e.g. [mcp.servers.finance]') }).optional(),
 }, asTable);
 
 const ruleSchema = z.strictObject({
@@ -240,11 +319,16 @@ const fileSchema = z.strictObject({
   policy: z.array(ruleSchema, { error: expected('an array of tables, written [[policy]]') }).optional(),
   ptc: ptcSchema.optional(),
   models: z.record(z.string(), modelSchema, { error: expected('a table of models, e.g. [models."openai/gpt-5"]') }).optional(),
+  mcp: mcpSchema.optional(),
 });
 
 /** One configuration file, with its keys as `ConfigFile` names them. */
 export const configFileSchema = fileSchema.transform(
-  ({ tool_format: toolFormat, ...rest }): ConfigFile => ({ ...rest, ...(toolFormat ? { toolFormat } : {}) }),
+  ({ tool_format: toolFormat, mcp, ...rest }): ConfigFile => ({
+    ...rest,
+    ...(toolFormat ? { toolFormat } : {}),
+    ...(mcp?.servers ? { mcpServers: mcp.servers } : {}),
+  }),
 );
 
 /** The keys each table knows, for messages about unknown keys. */
@@ -254,4 +338,6 @@ export const KNOWN_KEYS = {
   rule: Object.keys(ruleSchema.shape),
   ptc: Object.keys(PTC_KEYS),
   model: Object.keys(MODEL_KEYS),
+  mcp: Object.keys(mcpSchema.shape),
+  mcpServer: ['command', 'args', 'env', 'url', 'headers', 'callers', 'timeout'],
 };

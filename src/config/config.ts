@@ -12,11 +12,21 @@ import {
   KNOWN_KEYS,
   type CommandToolConfig,
   type ConfigFile,
+  type McpServerConfig,
   type PtcConfig,
 } from './config-schema';
 import { configHome } from './paths';
 
-export { BUILTIN_TOOL_NAMES, DEFAULT_PTC_CONFIG, TOOL_FORMATS, type CommandToolConfig, type PtcConfig } from './config-schema';
+export {
+  BUILTIN_TOOL_NAMES,
+  DEFAULT_PTC_CONFIG,
+  TOOL_FORMATS,
+  type CommandToolConfig,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type PtcConfig,
+} from './config-schema';
 
 /** The name of a project's configuration file, at the top of its workspace. */
 export const PROJECT_CONFIG_FILE = 'fence.toml';
@@ -35,6 +45,11 @@ export interface FenceConfig {
    * window, reply limit and prices, each over the built-in table's (see `modelInfo`).
    */
   models: Record<string, ModelInfo>;
+  /**
+   * MCP servers by name (`[mcp.servers.<name>]`); each name is letters, digits, `_` and `-`.
+   * The project's table for a name replaces the user's whole.
+   */
+  mcpServers: Record<string, McpServerConfig>;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
 }
@@ -56,7 +71,8 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * Loads the user's `config.toml` and the project's `fence.toml`, validates both and merges
  * them: the project's tools replace the user's of the same name whole, its policy rules come
- * before the user's, and its `[ptc]` keys and the keys of each of its `[models."<id>"]` tables
+ * before the user's, its `[mcp.servers.<name>]` tables replace the user's of the same name
+ * whole, and its `[ptc]` keys and the keys of each of its `[models."<id>"]` tables
  * override the user's one by one; missing keys take their defaults. A missing file counts as
  * empty. Never throws: a TOML syntax error, a value of the wrong type, an unknown key, a bad
  * tool name or a model id without its provider gives an error naming the file and the key,
@@ -101,6 +117,9 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
     const problem = toolNameProblem(name);
     if (problem) return { error: `${shown}: ${keyPath(['tools', name])}: ${problem}` };
   }
+  for (const name of Object.keys(result.data.mcpServers ?? {})) {
+    if (!MCP_SERVER_NAME.test(name)) return { error: `${shown}: ${keyPath(['mcp', 'servers', name])}: a server name is letters, digits, _ and -, e.g. finance` };
+  }
   for (const id of Object.keys(result.data.models ?? {})) {
     if (!MODEL_ID.test(id)) return { error: `${shown}: ${keyPath(['models', id])}: a model id is written provider/model, e.g. "anthropic/claude-sonnet-4-6"` };
   }
@@ -115,8 +134,12 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
     policy: [...(project.policy ?? []), ...(user.policy ?? [])],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
+    mcpServers: { ...user.mcpServers, ...project.mcpServers },
   };
 }
+
+/** A name `[mcp.servers.<name>]` takes. */
+const MCP_SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
 /** A model id as `[models."<id>"]` takes it: a provider, a slash, then the model. */
 const MODEL_ID = /^[^/\s]+\/\S+$/;
@@ -170,6 +193,8 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 2 && path[0] === 'policy') return KNOWN_KEYS.rule;
   if (path.length === 1 && path[0] === 'ptc') return KNOWN_KEYS.ptc;
   if (path.length === 2 && path[0] === 'models') return KNOWN_KEYS.model;
+  if (path.length === 1 && path[0] === 'mcp') return KNOWN_KEYS.mcp;
+  if (path.length === 3 && path[0] === 'mcp' && path[1] === 'servers') return KNOWN_KEYS.mcpServer;
   return undefined;
 }
 

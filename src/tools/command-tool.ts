@@ -7,6 +7,7 @@ import type { CommandToolConfig } from '../config/config-schema';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
 import { programCall } from './notation';
 import { seconds } from './prompt-text';
+import { exampleArguments } from './schema-example';
 
 /** Seconds a user tool may run when its config names no `timeout`. */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 30;
@@ -51,7 +52,7 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
   if (!(parameters instanceof z.ZodObject)) throw new Error(`tool ${name}: parameters must be a JSON schema of type "object"`);
   const callers: readonly Caller[] = config.callers ?? ['direct', 'program'];
   const timeoutSeconds = config.timeout ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
-  const example = Object.fromEntries(exampleArguments(schema));
+  const example = exampleArguments(schema);
   return defineTool({
     name,
     description: config.description,
@@ -200,7 +201,6 @@ function tailLines(text: string, count: number): string {
   return lines.slice(-count).join('\n');
 }
 
-/** Short instructions for the system prompt: how to call the tool and what it returns. */
 /**
  * How to call a user tool, with placeholder arguments: `await get_expenses({ id: "..." })` in a
  * program, the JSON arguments for a tool only the model calls (in the native tool format).
@@ -210,29 +210,4 @@ function instructionsFor(name: string, config: CommandToolConfig, callers: reado
   if (!callers.includes('program')) return `Call it as a tool with a JSON object of arguments: ${JSON.stringify(example)}.${returns}`;
   const direct = callers.includes('direct') ? ' It can also be called directly as a tool with the same JSON arguments.' : '';
   return `Call it from a program: ${programCall(name, example)}.${returns}${direct}`;
-}
-
-/** The required properties (else the first one) with an example, a default, an enum value or a placeholder of their type. */
-function exampleArguments(schema: Record<string, unknown>): [string, unknown][] {
-  const properties = isRecord(schema.properties) ? schema.properties : {};
-  const required = Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === 'string') : [];
-  const keys = required.length > 0 ? required : Object.keys(properties).slice(0, 1);
-  return keys.map((key) => [key, exampleValue(properties[key])]);
-}
-
-function exampleValue(property: unknown): unknown {
-  if (!isRecord(property)) return '...';
-  if (Array.isArray(property.examples) && property.examples.length > 0) return property.examples[0];
-  if (property.default !== undefined) return property.default;
-  if (Array.isArray(property.enum) && property.enum.length > 0) return property.enum[0];
-  const type = Array.isArray(property.type) ? property.type[0] : property.type;
-  if (type === 'integer' || type === 'number') return 1;
-  if (type === 'boolean') return true;
-  if (type === 'array') return [];
-  if (type === 'object') return {};
-  return '...';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

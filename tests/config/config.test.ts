@@ -45,7 +45,7 @@ describe('configHome', () => {
 
 describe('loadConfig', () => {
   it('gives the defaults when neither file exists', async () => {
-    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, sources: [] } });
+    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, sources: [] } });
     expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
   });
 
@@ -100,6 +100,7 @@ cache_write_per_mtok = 0
         models: {
           'local/qwen3': { contextWindow: 32768, maxOutputTokens: 8192, inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 },
         },
+        mcpServers: {},
         sources: [join(dirs().workspace, 'fence.toml')],
       },
     });
@@ -204,7 +205,7 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
@@ -317,5 +318,78 @@ max_output_tokens = 64000
 
   it('accepts a byte-order mark and an empty file', async () => {
     expect(await writeConfigs({ project: '\uFEFF[ptc]\nstack_kb = 256\n', user: '' })).toMatchObject({ config: { ptc: { stackKb: 256 } } });
+  });
+});
+
+describe('[mcp.servers.<name>]', () => {
+  it('reads stdio and HTTP servers with their optional keys', async () => {
+    const result = await writeConfigs({
+      project: `
+[mcp.servers.finance]
+command = "node"
+args = ["servers/finance.js", "--verbose"]
+env = { FINANCE_TOKEN = "t0k" }
+callers = ["program"]
+timeout = 5
+
+[mcp.servers.remote-docs]
+url = "https://mcp.example.com/mcp"
+headers = { Authorization = "Bearer abc" }
+
+[mcp.servers.plain]
+command = "plain-server"
+`,
+    });
+    expect(result).toMatchObject({
+      config: {
+        mcpServers: {
+          finance: { command: 'node', args: ['servers/finance.js', '--verbose'], env: { FINANCE_TOKEN: 't0k' }, callers: ['program'], timeout: 5 },
+          'remote-docs': { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer abc' } },
+          plain: { command: 'plain-server' },
+        },
+      },
+    });
+    if ('config' in result) expect(result.config.mcpServers.plain).toEqual({ command: 'plain-server' });
+  });
+
+  it("takes the project's table over the user's for the same server name, whole", async () => {
+    const result = await writeConfigs({
+      user: '[mcp.servers.a]\ncommand = "user-a"\nargs = ["x"]\n\n[mcp.servers.b]\ncommand = "user-b"\n',
+      project: '[mcp.servers.a]\nurl = "http://localhost:9000/mcp"\n',
+    });
+    expect(result).toMatchObject({ config: { mcpServers: { a: { url: 'http://localhost:9000/mcp' }, b: { command: 'user-b' } } } });
+    if ('config' in result) expect(result.config.mcpServers.a).toEqual({ url: 'http://localhost:9000/mcp' });
+  });
+
+  it('needs exactly one of command and url, and keys that fit the transport', async () => {
+    expect(await projectError('[mcp.servers.x]\nargs = ["a"]\n')).toBe('fence.toml: mcp.servers.x: needs command (a server fence starts) or url (a streamable HTTP server)');
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nurl = "http://h/mcp"\n')).toBe('fence.toml: mcp.servers.x.url: a server has either command or url, not both');
+    expect(await projectError('[mcp.servers.x]\nurl = "http://h/mcp"\nargs = ["a"]\n')).toBe(
+      'fence.toml: mcp.servers.x.args: only a command server takes it; an HTTP server has url and headers',
+    );
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nheaders = { A = "b" }\n')).toBe(
+      'fence.toml: mcp.servers.x.headers: only an HTTP server takes it; a command server has command, args and env',
+    );
+  });
+
+  it('names the key of a value of the wrong type', async () => {
+    expect(await projectError('[mcp.servers.x]\ncommand = ["node", "s.js"]\n')).toBe('fence.toml: mcp.servers.x.command: expected a string, got an array');
+    expect(await projectError('[mcp.servers.x]\ncommand = ""\n')).toMatch(/^fence\.toml: mcp\.servers\.x\.command: must name the program/);
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nargs = ["a", 1]\n')).toBe('fence.toml: mcp.servers.x.args: expected an array of strings, got an array holding an integer');
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nenv = { A = 1 }\n')).toMatch(/^fence\.toml: mcp\.servers\.x\.env: expected a table of strings, .*got a table holding an integer$/);
+    expect(await projectError('[mcp.servers.x]\nurl = "ftp://h/mcp"\n')).toBe('fence.toml: mcp.servers.x.url: expected an http:// or https:// URL');
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\ncallers = ["model"]\n')).toBe(
+      'fence.toml: mcp.servers.x.callers: expected a non-empty array of "direct" and "program", got an array',
+    );
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\ntimeout = 0\n')).toBe('fence.toml: mcp.servers.x.timeout: expected a positive number');
+    expect(await projectError('[mcp]\nservers = 3\n')).toMatch(/^fence\.toml: mcp\.servers: expected a table of servers/);
+  });
+
+  it('refuses unknown keys, naming the known ones, and bad server names', async () => {
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nargv = []\n')).toBe(
+      'fence.toml: mcp.servers.x: unknown key "argv" (known keys: command, args, env, url, headers, callers, timeout)',
+    );
+    expect(await projectError('[mcp.server.x]\ncommand = "a"\n')).toBe('fence.toml: mcp: unknown key "server" (known keys: servers)');
+    expect(await projectError('[mcp.servers."my server"]\ncommand = "a"\n')).toBe('fence.toml: mcp.servers."my server": a server name is letters, digits, _ and -, e.g. finance');
   });
 });

@@ -1,0 +1,60 @@
+import { loadConfig } from '../config/config';
+import type { McpServerConfig } from '../config/config-schema';
+import { createMcpTools } from '../tools/mcp-tool';
+import { resolveWorkspace } from './open-session';
+import { connectMcpServers } from './toolset';
+
+/** Options of `fence mcp list`; the streams and environment are there for tests. */
+export interface McpListOptions {
+  workspace?: string;
+  env?: NodeJS.ProcessEnv;
+  stdout?: (text: string) => void;
+  stderr?: (text: string) => void;
+}
+
+/**
+ * `fence mcp list`: starts every MCP server of the workspace's config at once, prints each
+ * server with its transport and, below it, each of its tools by fence name with its one-line
+ * description (or why the server did not start), then stops them all. Returns the exit code:
+ * 0 when no server is configured or at least one started, 1 when the config cannot be read,
+ * the workspace does not exist, or every configured server failed.
+ */
+export async function mcpListCommand(options: McpListOptions = {}): Promise<number> {
+  const out = options.stdout ?? ((text: string) => process.stdout.write(text));
+  const err = options.stderr ?? ((text: string) => process.stderr.write(text));
+  const workspace = resolveWorkspace(options.workspace);
+  if ('error' in workspace) {
+    err(`fence: ${workspace.error}\n`);
+    return 1;
+  }
+  const loaded = loadConfig({ workspace: workspace.path, env: options.env ?? process.env });
+  if ('error' in loaded) {
+    err(`fence: ${loaded.error}\n`);
+    return 1;
+  }
+  if (Object.keys(loaded.config.mcpServers).length === 0) {
+    out('no MCP servers configured (add an [mcp.servers.<name>] table to fence.toml)\n');
+    return 0;
+  }
+  const started = await connectMcpServers(loaded.config.mcpServers, workspace.path);
+  try {
+    const blocks = started.map((server) => {
+      const head = `${server.name} (${transportText(server.config)})`;
+      if (!server.listed) return [head, `  did not start: ${server.error ?? 'unknown error'}`.replace(/\n/g, '\n    ')];
+      const tools = createMcpTools(server.name, server.config, server.connection, server.listed);
+      if (tools.length === 0) return [head, '  (no tools)'];
+      const width = Math.max(...tools.map((tool) => tool.name.length));
+      return [head, ...tools.map((tool) => `  ${tool.name.padEnd(width)}  ${tool.description}`)];
+    });
+    out(`${blocks.map((lines) => lines.join('\n')).join('\n\n')}\n`);
+    return started.some((server) => server.listed) ? 0 : 1;
+  } finally {
+    await Promise.all(started.map((server) => server.connection.close()));
+  }
+}
+
+/** `stdio: node server.js --flag` or `http: https://…`. */
+function transportText(config: McpServerConfig): string {
+  if ('url' in config) return `http: ${config.url}`;
+  return `stdio: ${[config.command, ...(config.args ?? [])].join(' ')}`;
+}
