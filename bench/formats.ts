@@ -18,6 +18,8 @@ import { toOpenAIMessages } from '../src/llm/openai-messages';
 import type { ToolFormat } from '../src/parse/tool-use';
 import { renderCall } from '../src/tools/notation';
 import type { ToolSpec } from '../src/tools/define-tool';
+import { createMcpTools, type McpCaller } from '../src/tools/mcp-tool';
+import type { McpToolInfo } from '../src/runtime/mcp-connection';
 
 const REPO = resolve(import.meta.dirname, '..');
 
@@ -32,12 +34,12 @@ function count(text: string): number {
   return tokens;
 }
 
-/** The built-in tools of a session with no configuration, as a new user has them. */
-function builtinToolset(): ToolSpec[] {
+/** The built-in tools of a session with no configuration, as a new user has them, and `extra` tools (an MCP server's). */
+function builtinToolset(extra: readonly ToolSpec[] = []): ToolSpec[] {
   const loaded = loadConfig({ workspace: REPO, env: { HOME: '/nonexistent', XDG_CONFIG_HOME: '/nonexistent' } });
   if ('error' in loaded) throw new Error(loaded.error);
   // The repository has no fence.toml, so this is the default configuration.
-  return buildToolset(loaded.config, { id: 'bench', dir: '/nonexistent' }).tools;
+  return buildToolset(loaded.config, { id: 'bench', dir: '/nonexistent' }, extra).tools;
 }
 
 /** Tool definitions as an OpenAI request carries them. */
@@ -175,4 +177,50 @@ export function contextGrowth(steps = 200): GrowthFigures[] {
     }
   }
   return figures;
+}
+
+/**
+ * MCP tools of the kind public servers list: a two-sentence description and three described
+ * parameters, one of them optional, different for each tool so nothing is counted once.
+ */
+function sampleMcpTools(count: number): McpToolInfo[] {
+  const things = ['issue', 'pull request', 'invoice', 'ticket', 'deployment', 'customer', 'order', 'alert', 'document', 'build'];
+  const verbs = ['list', 'get', 'search', 'create', 'update'];
+  return Array.from({ length: count }, (_, i) => {
+    const thing = things[i % things.length] ?? 'record';
+    const verb = verbs[Math.floor(i / things.length) % verbs.length] ?? 'get';
+    return {
+      name: `${verb}_${thing.replace(' ', '_')}_${i}`,
+      description: `${verb[0]?.toUpperCase()}${verb.slice(1)} ${thing}s of a project by their fields. Results are sorted by the time they last changed, newest first, and paged.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          project: { type: 'string', description: `The project that owns the ${thing}s, as owner/name` },
+          query: { type: 'string', description: `Words to look for in the ${thing}'s title and body` },
+          limit: { type: 'integer', description: 'How many to return, at most 100 (default 20)' },
+        },
+        required: ['project', 'query'],
+      },
+    };
+  });
+}
+
+/**
+ * Tokens of the fixed part of a request (system prompt + tool definitions) with `mcpCount` MCP
+ * tools of one server added (callable directly and from programs), per format, and how many of
+ * them the tools added.
+ */
+export function mcpPromptSize(mcpCount: number): { format: ToolFormat; total: number; added: number }[] {
+  const builtins = builtinToolset();
+  const noCall: McpCaller = { callTool: async () => ({ content: [] }) };
+  const mcp = createMcpTools('tracker', { command: 'tracker-mcp' }, noCall, sampleMcpTools(mcpCount));
+  return (['markdown', 'tool'] as const).map((format) => {
+    const size = (tools: readonly ToolSpec[]) => {
+      const system = count(buildSystemPrompt({ tools, workspace: '/home/user/project', format, now: new Date('2026-01-01') }));
+      return system + (format === 'tool' ? count(JSON.stringify(openAITools(tools))) : 0);
+    };
+    const base = size(builtins);
+    const total = size(builtinToolset(mcp));
+    return { format, total, added: total - base };
+  });
 }

@@ -12,7 +12,7 @@ import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { keystrokeToRequest, renderCostPerChunk } from './chat';
-import { contextGrowth, promptOverhead } from './formats';
+import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
@@ -176,6 +176,14 @@ for (const count of [10, 100, 1000]) {
 
 console.log('\n| tool format | system prompt | tool definitions | tokens per request (o200k) | aim |\n|---|---|---|---|---|');
 for (const f of promptOverhead()) console.log(`| ${f.format} | ${f.systemTokens} | ${f.toolTokens} | ${f.total} | ≤ 2,000 |`);
+
+const mcp5 = mcpPromptSize(5);
+const mcp50 = mcpPromptSize(50);
+console.log('\n| MCP tools in the prompt | format | 5 tools: added / request | 50 tools: added / request | 50 ÷ 5 added | aim |\n|---|---|---|---|---|---|');
+for (const [i, five] of mcp5.entries()) {
+  const fifty = mcp50[i]!;
+  console.log(`| one server | ${five.format} | ${five.added} / ${five.total} | ${fifty.added} / ${fifty.total} | ${(fifty.added / five.added).toFixed(1)}× | ≤ 2× |`);
+}
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);
