@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config';
 import { mcpListCommand } from '../../src/cli/mcp-command';
 import { openSession } from '../../src/cli/open-session';
-import { isRunning, mcpTestServer } from '../support/mcp-test-config';
+import { isAlive } from '../support/bash-sessions';
+import { mcpTestServer } from '../support/mcp-test-config';
 import { useTempWorkspace } from '../support/tool-context';
 
 const root = useTempWorkspace('fence-mcp-cli-');
@@ -83,7 +84,7 @@ describe('openSession with MCP servers', () => {
       await session.close();
     }
     const alive: number[] = [];
-    for (const pid of await pidsOfTestServers()) if (await isRunning(pid)) alive.push(pid);
+    for (const pid of await pidsOfTestServers()) if (isAlive(pid)) alive.push(pid);
     expect(alive).toEqual([]);
   });
 });

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { McpServerConfig } from '../../src/config/config-schema';
 import { McpConnection } from '../../src/runtime/mcp-connection';
-import { isRunning, mcpTestServer } from '../support/mcp-test-config';
+import { isAlive } from '../support/bash-sessions';
+import { mcpTestServer } from '../support/mcp-test-config';
 import { useTempWorkspace } from '../support/tool-context';
 
 const workspace = useTempWorkspace('fence-mcp-');
@@ -109,9 +110,9 @@ describe('McpConnection', () => {
     const connection = connect();
     await connection.connect();
     const pid = connection.pid ?? -1;
-    expect(await isRunning(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     await Promise.all([connection.close(), connection.close()]);
-    expect(await isRunning(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     await connection.close();
     const after = await connection.callTool('echo', { text: 'x' }, signal());
     expect(after.failure).toBe('server finance is not available: the connection to server finance is closed');

@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { McpStdioServerConfig } from '../../src/config/config-schema';
@@ -16,16 +15,4 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
  */
 export function mcpTestServer(args: string[] = [], extra: Partial<McpStdioServerConfig> = {}): McpStdioServerConfig {
   return { command: process.execPath, args: ['--import', TSX_LOADER, MCP_TEST_SERVER, ...args], ...extra };
-}
-
-/** Whether `pid` is a live process (a zombie waiting to be reaped counts as gone). */
-export async function isRunning(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== 'linux') return true;
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
 }

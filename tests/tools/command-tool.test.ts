@@ -6,6 +6,7 @@ import { createCommandTool } from '../../src/tools/command-tool';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { renderCall } from '../../src/tools/notation';
 import { makeToolContext, useTempWorkspace } from '../support/tool-context';
+import { isAlive } from '../support/bash-sessions';
 
 const workspace = useTempWorkspace('fence-command-tool-');
 
@@ -30,23 +31,11 @@ process.stdin.on('end', () => {
 });
 `;
 
-/** Whether `pid` is a live process (a zombie waiting to be reaped counts as gone). */
-async function isRunning(pid: number): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== 'linux') return true;
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-}
-
 /** Resolves once `pid` has ended; fails the test after a generous while. */
 async function processGone(pid: number): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (!(await isRunning(pid))) return;
+    if (!(isAlive(pid))) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`process ${pid} is still running`);
