@@ -1,0 +1,61 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'smol-toml';
+import { describe, expect, it } from 'vitest';
+import { mcpTestServer } from '../support/mcp-test-config';
+import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
+
+const cli = useCliRun();
+
+/** A fence.toml in the test's workspace that starts the test MCP server as `calc`. */
+function configureCalc(): void {
+  writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer() } } }));
+}
+
+function fence(args: string[]) {
+  return runFence(['-n', '-m', 'openai/gpt-test', ...args], { cwd: cli.dirs.workspace, env: cli.env(), timeoutMs: 60_000 });
+}
+
+describe('a session with an MCP server', () => {
+  it('lets the model call a server tool natively, and sends the tool as a definition', { timeout: 60_000 }, async () => {
+    configureCalc();
+    cli.server.reply((r) => r.toolCall('calc_get_sum', { a: 2, b: 3 })).reply((r) => r.text('2 + 3 = 5.'));
+    const run = await fence(['--tool-format', 'tool', 'add 2 and 3']);
+    expect(run.stderr).not.toContain('did not start');
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim()).toBe('2 + 3 = 5.');
+    const tools = JSON.stringify(cli.server.requests[0]?.body.tools);
+    expect(tools).toContain('calc_get_sum');
+    expect(tools).toContain('the first number');
+    const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
+    expect(result?.meta?.tool).toBe('calc_get_sum');
+    expect(result?.content).toContain('The sum is 5');
+  });
+
+  it("answers a server crash mid-call as the call's result, and the session finishes", { timeout: 60_000 }, async () => {
+    configureCalc();
+    cli.server
+      .reply((r) => r.toolCall('calc_crash', {}))
+      .reply((r) => r.toolCall('calc_get_sum', { a: 1, b: 1 }))
+      .reply((r) => r.text('Recovered.'));
+    const run = await fence(['--tool-format', 'tool', 'try the server']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim()).toBe('Recovered.');
+    const results = readOnlySessionLog(cli.dirs.home).filter((m) => m.meta?.toolResult);
+    expect(results[0]?.meta?.isError).toBe(true);
+    expect(results[0]?.content).toMatch(/server calc exited \(code 1\) during crash/);
+    // The next call started the server again.
+    expect(results[1]?.content).toContain('The sum is 2');
+  });
+
+  it('goes on without a server that does not start, saying so in one line', { timeout: 60_000 }, async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--fail-start']) } } }));
+    cli.server.reply((r) => r.text('No tools needed.'));
+    const run = await fence(['hello']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim()).toBe('No tools needed.');
+    const lines = run.stderr.split('\n').filter((line) => line.includes('MCP server calc did not start'));
+    expect(lines).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+});
