@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
-import { defaultContinuation, displayWidth, fitPrefix, indexAtColumn, isPrintable, layout, TAB, up, type Prefix } from './editor-layout';
+import { defaultContinuation, displayWidth, indexAtColumn, isPrintable, TAB } from './editor-layout';
+import { EditorScreen, HIDE_CURSOR, SHOW_CURSOR, type Prompts } from './editor-screen';
 import type { InputHistory } from './input-history';
 import { CONTROL_KEYS, heldBack, parseEscape, type Action } from './terminal-keys';
 import { stripAnsi, visibleWidth, type Style } from './terminal-style';
@@ -53,8 +54,6 @@ const ESCAPE_TIMEOUT_MS = 100;
 const PASTE_ON = '\x1b[?2004h';
 const PASTE_OFF = '\x1b[?2004l';
 const PASTE_END = '\x1b[201~';
-const HIDE_CURSOR = '\x1b[?25l';
-const SHOW_CURSOR = '\x1b[?25h';
 
 /** Reads entries from a person at a terminal, one `read` at a time. */
 export class LineEditor {
@@ -75,8 +74,7 @@ export class LineEditor {
 
   // State of one terminal read.
   #decoder = new StringDecoder('utf8');
-  #first: Prefix = { text: '', width: 0 };
-  #rest: Prefix = { text: '', width: 0 };
+  #prompts: Prompts = { first: { text: '', width: 0 }, rest: { text: '', width: 0 } };
   #text = '';
   #cursor = 0;
   /** The column Up/Down aim for while moving through lines, so short lines do not lose it. */
@@ -92,15 +90,8 @@ export class LineEditor {
   #historyIndex = 0;
   #draft = '';
   #edits = new Map<number, string>();
-  // What is on the screen: whether the editor has drawn, the cursor's row in the drawing,
-  // and the widths of the rows above it (to find the top again after the terminal reflows).
-  #drawn = false;
-  #cursorRow = 0;
-  #cursorCol = 0;
-  #rowWidths: number[] = [];
-  #drawnColumns = 80;
-  #drawnBody = '';
-  #scrollTop = 0;
+  /** What the editor has drawn on the terminal. */
+  readonly #screen: EditorScreen;
 
   /** An editor on `options.input` and `options.output`; it listens only while a `read` is in progress. */
   constructor(options: LineEditorOptions) {
@@ -108,6 +99,7 @@ export class LineEditor {
     this.#output = options.output;
     this.#style = options.style;
     this.#history = options.history;
+    this.#screen = new EditorScreen(options.output);
   }
 
   /**
@@ -200,9 +192,8 @@ export class LineEditor {
     const above = prompt.slice(0, lastNewline + 1).replace(/\r?\n/g, '\r\n');
     const promptLine = prompt.slice(lastNewline + 1);
     const promptWidth = visibleWidth(promptLine);
-    this.#first = { text: promptLine, width: promptWidth };
     const continuation = options.continuation ?? defaultContinuation(promptWidth, this.#style);
-    this.#rest = { text: continuation, width: visibleWidth(continuation) };
+    this.#prompts = { first: { text: promptLine, width: promptWidth }, rest: { text: continuation, width: visibleWidth(continuation) } };
     this.#text = sanitize((options.initial ?? '').replace(/\r\n?/g, '\n'));
     this.#cursor = this.#text.length;
     this.#goal = null;
@@ -213,9 +204,7 @@ export class LineEditor {
     this.#historyIndex = this.#history?.entries.length ?? 0;
     this.#draft = this.#text;
     this.#edits = new Map();
-    this.#drawn = false;
-    this.#drawnBody = '';
-    this.#scrollTop = 0;
+    this.#screen.reset();
 
     const wasRaw = input.isRaw === true;
     const onData = (chunk: Buffer | string): void => {
@@ -227,7 +216,7 @@ export class LineEditor {
     };
     const onEnd = (): void => finish({ kind: 'eof' });
     const onResize = (): void => {
-      this.#reflowed(this.#columns());
+      this.#screen.reflow();
       this.#render(true);
     };
     const finish = (result: EditorResult, mark = ''): void => {
@@ -238,7 +227,7 @@ export class LineEditor {
       input.removeListener('end', onEnd);
       input.removeListener('error', onEnd);
       output.removeListener('resize', onResize);
-      output.write(`${HIDE_CURSOR}${this.#draw(true)}${mark}\r\n${PASTE_OFF}${SHOW_CURSOR}`);
+      output.write(`${HIDE_CURSOR}${this.#screen.final(this.#text, this.#prompts)}${mark}\r\n${PASTE_OFF}${SHOW_CURSOR}`);
       input.pause();
       try {
         input.setRawMode(wasRaw);
@@ -391,8 +380,7 @@ export class LineEditor {
         return this.#insert(this.#killed);
       case 'clear':
         this.#output.write('\x1b[H\x1b[2J');
-        this.#drawn = false;
-        this.#drawnBody = '';
+        this.#screen.forget();
         return;
       case 'interrupt':
         return this.#stop?.({ kind: 'interrupt', text }, this.#style.dim('^C'));
@@ -498,78 +486,9 @@ export class LineEditor {
     this.#escapeTimer = undefined;
   }
 
-  // ---------------------------------------------------------------- drawing
-
-  #columns(): number {
-    const columns = this.#output.columns;
-    return typeof columns === 'number' && columns > 0 ? Math.floor(columns) : 80;
-  }
-
-  #maxRows(): number {
-    const rows = this.#output.rows;
-    return typeof rows === 'number' && rows > 0 ? Math.floor(rows) : Number.POSITIVE_INFINITY;
-  }
-
   /** Redraws the buffer; nothing is written when the drawing would not change, unless `force`. */
   #render(force = false): void {
-    const before = this.#drawnBody;
-    const out = this.#draw(false);
-    if (!force && this.#drawnBody === before && before !== '') return;
-    this.#output.write(HIDE_CURSOR + out + SHOW_CURSOR);
-  }
-
-  /**
-   * What to write to redraw: back to the first row of the last drawing, clear to the end of the
-   * screen, then each row of prompt and text followed by an explicit `\r\n` (the terminal's own
-   * wrapping, with its pending-wrap state at a full row, is never relied on), and the cursor
-   * moved to its place with `\r`, cursor-up and an absolute column. `final` draws the whole text
-   * with no cursor (the read is over); otherwise a text taller than the screen shows the rows
-   * around the cursor.
-   */
-  #draw(final: boolean): string {
-    const columns = this.#columns();
-    const frame = layout(this.#text, final ? -1 : this.#cursor, columns, fitPrefix(this.#first, columns), fitPrefix(this.#rest, columns));
-    let out = '';
-    if (this.#drawn) out += `\r${up(this.#cursorRow)}`;
-    if (final) {
-      this.#drawn = false;
-      this.#drawnBody = '';
-      return `${out}\x1b[J${frame.rows.join('\r\n')}`;
-    }
-    const height = frame.rows.length;
-    const maxRows = this.#maxRows();
-    let top = 0;
-    if (height > maxRows) {
-      top = Math.min(Math.max(this.#scrollTop, 0), height - maxRows);
-      if (frame.cursorRow < top) top = frame.cursorRow;
-      if (frame.cursorRow >= top + maxRows) top = frame.cursorRow - maxRows + 1;
-    }
-    this.#scrollTop = top;
-    const visible = frame.rows.slice(top, top + Math.min(height, maxRows));
-    const cursorRow = frame.cursorRow - top;
-    let body = `\x1b[J${visible.join('\r\n')}\r${up(visible.length - 1 - cursorRow)}`;
-    if (frame.cursorCol > 0) body += `\x1b[${frame.cursorCol + 1}G`;
-    this.#drawn = true;
-    this.#drawnBody = body;
-    this.#cursorRow = cursorRow;
-    this.#cursorCol = frame.cursorCol;
-    this.#rowWidths = frame.widths.slice(top, frame.cursorRow);
-    this.#drawnColumns = columns;
-    return out + body;
-  }
-
-  /**
-   * After a resize: where the cursor's row now is relative to the top of the drawing. A terminal
-   * that narrows rewraps each row it holds (most do: VTE, iTerm2, kitty, tmux, Windows Terminal),
-   * so a row wider than the new width takes several; widening leaves the rows as they are since
-   * each ended in a hard line break.
-   */
-  #reflowed(columns: number): void {
-    if (!this.#drawn || columns >= this.#drawnColumns) return;
-    let row = 0;
-    for (const width of this.#rowWidths) row += Math.max(1, Math.ceil(width / columns));
-    this.#cursorRow = row + Math.floor(this.#cursorCol / columns);
-    this.#drawnColumns = columns;
+    this.#screen.render(this.#text, this.#cursor, this.#prompts, force);
   }
 }
 
