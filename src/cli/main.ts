@@ -80,6 +80,68 @@ function buildProgram(): Command {
       process.exitCode = await mcpListCommand(options);
     });
 
+  const programs = program.command('programs').description('saved programs: keep a program that worked, test it, approve it as a tool');
+  const workspaceOption = ['-w, --workspace <dir>', 'folder whose .fence/programs/ counts beside the user-wide programs (default: the current folder)'] as const;
+  programs
+    .command('save <name>')
+    .description("save a program run's code as the next version of <name>, with the run as its recorded test")
+    .requiredOption('--from-trace <id>', 'the trace of the run (see fence trace list)')
+    .option('--project', "keep it in the workspace's .fence/programs/ (default: $FENCE_HOME/programs/)")
+    .option(...workspaceOption)
+    .action(async (name: string, options: { fromTrace: string; project?: boolean; workspace?: string }) => {
+      const { saveProgramCommand } = await import('./programs-command');
+      process.exitCode = await saveProgramCommand(name, options);
+    });
+  programs
+    .command('test <program>')
+    .description('replay the recorded tests of <name>[@version] (default: the newest) with no tools, servers or model')
+    .option('--add-test <trace>', 'first add a run of the same code as a test')
+    .option(...workspaceOption)
+    .action(async (ref: string, options: { addTest?: string; workspace?: string }) => {
+      const { testProgramCommand } = await import('./programs-command');
+      process.exitCode = await testProgramCommand(ref, options);
+    });
+  programs
+    .command('list')
+    .description('list saved programs and their versions')
+    .option(...workspaceOption)
+    .action(async (options: { workspace?: string }) => {
+      const { listProgramsCommand } = await import('./programs-command');
+      process.exitCode = listProgramsCommand(options);
+    });
+  programs
+    .command('show <program>')
+    .description('print a version: its record, parameters, tests and code')
+    .option(...workspaceOption)
+    .action(async (ref: string, options: { workspace?: string }) => {
+      const { showProgramCommand } = await import('./programs-command');
+      process.exitCode = showProgramCommand(ref, options);
+    });
+  programs
+    .command('diff <program> [other]')
+    .description('compare two versions\' code (default: the newest, or the one named, against the one before)')
+    .option(...workspaceOption)
+    .action(async (ref: string, other: string | undefined, options: { workspace?: string }) => {
+      const { diffProgramCommand } = await import('./programs-command');
+      process.exitCode = diffProgramCommand(ref, other, options);
+    });
+  programs
+    .command('approve <program>')
+    .description('offer <name>@<version> to the model as a tool from the next session on (its tests must pass)')
+    .option(...workspaceOption)
+    .action(async (ref: string, options: { workspace?: string }) => {
+      const { approveProgramCommand } = await import('./programs-command');
+      process.exitCode = await approveProgramCommand(ref, options);
+    });
+  programs
+    .command('revoke <program>')
+    .description('stop offering <name>@<version>')
+    .option(...workspaceOption)
+    .action(async (ref: string, options: { workspace?: string }) => {
+      const { revokeProgramCommand } = await import('./programs-command');
+      process.exitCode = revokeProgramCommand(ref, options);
+    });
+
   const traces = program.command('trace').description('list and show program runs');
   traces
     .command('list')
@@ -131,6 +193,11 @@ function reportUnexpected(error: unknown): void {
   process.exit(1);
 }
 
+// A reader that stopped reading (`fence trace list | head -1`) is not an error: stop quietly.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  reportUnexpected(error);
+});
 process.on('uncaughtException', reportUnexpected);
 process.on('unhandledRejection', reportUnexpected);
 buildProgram().parseAsync(process.argv).catch(reportUnexpected);

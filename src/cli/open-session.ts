@@ -7,6 +7,7 @@ import { createMessage } from '../conversation/message';
 import { messagesToRepair } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
+import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { BashSession } from '../runtime/bash-session';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
@@ -52,7 +53,8 @@ export function resolveWorkspace(dir: string | undefined): { path: string } | { 
  * most runs use it and its start-up then overlaps the first model request. The config's MCP
  * servers are started first, all at once, and their tools join the registry before the system
  * prompt is written; a server that fails is left out with one line on stderr (`warn`), and
- * the servers stop with `close()`.
+ * the servers stop with `close()`. The approved saved programs of the user and the project
+ * join as tools too (see `approvedPrograms`).
  */
 export async function openSession(options: {
   home: string;
@@ -78,7 +80,7 @@ export async function openSession(options: {
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
   for (const problem of mcp.problems) warn(`fence: ${problem}`);
   try {
-    return openWithTools(options, id, mcp.tools, mcp.close);
+    return openWithTools(options, id, mcp.tools, mcp.close, warn);
   } catch (error) {
     await mcp.close();
     throw error;
@@ -91,8 +93,11 @@ function openWithTools(
   id: string,
   mcpTools: readonly ToolSpec[],
   closeMcp: () => Promise<void>,
+  warn: (line: string) => void,
 ): OpenSession {
-  const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) }, mcpTools);
+  const programs = approvedPrograms(programRoots(options.home, options.workspace));
+  const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) }, mcpTools, programs);
+  for (const problem of toolset.problems) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
   const tools = options.auto ? [...toolset.tools, completeTool] : toolset.tools;
   const registry = new ToolRegistry(tools);

@@ -3,7 +3,9 @@ import { join, resolve } from 'node:path';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
 import { newSessionId, SessionStore } from '../conversation/session-store';
+import { parametersSchema, parseSignature } from '../ptc/program-params';
 import { runProgram } from '../ptc/run-program';
+import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { BashSession } from '../runtime/bash-session';
 import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './open-session';
@@ -40,6 +42,11 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
       return 2;
     }
   }
+  const checked = programArguments(code, args, options.jsonArgs !== undefined);
+  if ('error' in checked) {
+    err.write(`fence: ${checked.error}\n`);
+    return 2;
+  }
   const workspace = resolveWorkspace(options.workspace);
   if ('error' in workspace) {
     err.write(`fence: ${workspace.error}\n`);
@@ -56,7 +63,8 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const session = { id, dir: join(home, 'sessions', id) };
   const mcp = await startMcpServers(loaded.config, workspace.path);
   for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
-  const toolset = buildToolset(loaded.config, session, mcp.tools);
+  const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path)));
+  for (const problem of toolset.problems) err.write(`fence: ${problem}\n`);
   const store = SessionStore.create(home, {
     id,
     model: 'none (fence run)',
@@ -80,7 +88,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
       limits: toolset.limits,
       signal: controller.signal,
       session,
-      globals: { args },
+      args: checked.args,
     });
     const { trace } = run;
     if (trace.stdout) process.stdout.write(trace.stdout.endsWith('\n') ? trace.stdout : `${trace.stdout}\n`);
@@ -98,4 +106,19 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     await Promise.all([shell?.close(), mcp.close()]);
     store.close();
   }
+}
+
+/**
+ * The `args` a program runs with. A program that declares parameters gets them checked and
+ * their defaults filled in (`{}` when none were given); any other gets the JSON as given, or
+ * null.
+ */
+function programArguments(code: string, given: unknown, wasGiven: boolean): { args: unknown } | { error: string } {
+  const signature = parseSignature(code);
+  if (signature.errors.length > 0) return { error: `the program's declarations cannot be read: ${signature.errors.join('; ')}` };
+  if (signature.parameters.length === 0) return { args: given };
+  const parsed = parametersSchema(signature.parameters).safeParse(wasGiven ? given : {});
+  if (parsed.success) return { args: parsed.data };
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'args'}: ${issue.message}`);
+  return { error: `--json-args does not fit the program's parameters: ${problems.join('; ')}` };
 }

@@ -203,7 +203,8 @@ function errorCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
 }
 
-function readSessionInfo(dir: string): SessionInfo | undefined {
+/** A session folder's `session.json`, or undefined when it cannot be read. Never throws. */
+export function readSessionInfo(dir: string): SessionInfo | undefined {
   try {
     return JSON.parse(readFileSync(join(dir, SESSION_FILE), 'utf8')) as SessionInfo;
   } catch {

@@ -34,8 +34,8 @@ export interface RunProgramOptions {
   session: { id: string; dir: string };
   /** Overrides the principal (default `program:<first 12 hex of the code's sha256>`). */
   principal?: string;
-  /** JSON values defined as globals of the program (`fence run --json-args` gives `args`). */
-  globals?: Record<string, unknown>;
+  /** The program's arguments: defined as its global `args` and kept in the trace. */
+  args?: unknown;
 }
 
 /** A finished run: its trace and where the trace was written. */
@@ -62,7 +62,7 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
     limits,
     ...(options.store ? { store: options.store } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.globals ? { globals: options.globals } : {}),
+    ...(options.args !== undefined ? { globals: { args: options.args } } : {}),
   });
   const calls = recorder.finish();
   const trace: ProgramTrace = {
@@ -73,6 +73,7 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
     sha256,
     principal,
     ...(intent ? { intent } : {}),
+    ...(options.args !== undefined ? { args: options.args } : {}),
     limits,
     calls,
     stdout: result.stdout,

@@ -43,6 +43,8 @@ export interface ProgramTrace {
   sha256: string;
   principal: string;
   intent?: string;
+  /** The arguments the program read as `args`, when it was given some. */
+  args?: unknown;
   /** What ran the code: a program in the sandbox (the default when absent) or a Python cell. */
   runtime?: 'sandbox' | 'python';
   /** The sandbox's limits (programs only). */

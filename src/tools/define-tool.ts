@@ -33,6 +33,11 @@ export interface ToolContext {
    * call that policy answers with `ask` is refused and mutating calls run unasked.
    */
   confirm?: (request: ConfirmRequest) => Promise<ConfirmAnswer>;
+  /**
+   * How many saved programs, called as tools, are running around this call (each one's tool
+   * calls carry one more). Absent: none.
+   */
+  programDepth?: number;
 }
 
 /** What a call will do, for a person to judge before it runs. */
@@ -114,6 +119,13 @@ export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
    * declarations shown to the model. Absent: `unknown`.
    */
   returns?: string;
+  /**
+   * Listed by name and `description` only, because the session has many registered tools
+   * (see `listsBriefly`): the prompt leaves out its instructions and parameters, and the
+   * `describe` tool gives them. Calls are still validated against `parameters`. Absent: listed
+   * in full.
+   */
+  brief?: boolean;
   /**
    * What a call would do, for the confirmation a person sees (a diff for file writes). Must not
    * change anything. Absent: the call's body parameter is shown as code.

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProgramStore } from '../../src/ptc/program-store';
-import { runProgram, type ProgramCall, type ProgramTool, type ProgramToolOutcome, type RunProgramOptions } from '../../src/ptc/run-program';
+import { runProgram, type ProgramCall, type ProgramTool, type ProgramToolOutcome } from '../../src/ptc/run-program';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
 import { useTempSession } from '../support/temp-session';
 
@@ -215,17 +215,19 @@ describe('runProgram', () => {
     expect(JSON.parse(readFileSync(tracePath, 'utf8'))).toEqual(trace);
   });
 
-  it('makes globals such as the args of `fence run --json-args` visible to the program', async () => {
-    // `fence run --json-args` passes `globals: { args }` (src/cli/run-program-command.ts).
-    const options: RunProgramOptions & { globals: { args: unknown } } = {
+  it('gives the program its args as a global and keeps them in the trace', async () => {
+    const { trace } = await runProgram({
       code: 'return typeof args === "undefined" ? "args is not defined" : args.department;',
       tools: {},
       session: sessionRef(),
-      globals: { args: { department: 'sales' } },
-    };
-    const { trace } = await runProgram(options);
+      args: { department: 'sales' },
+    });
     expect(trace.error).toBeUndefined();
     expect(trace.result).toBe('sales');
+    expect(trace.args).toEqual({ department: 'sales' });
+    const without = await runProgram({ code: 'return typeof args;', tools: {}, session: sessionRef() });
+    expect(without.trace.result).toBe('undefined');
+    expect('args' in without.trace).toBe(false);
   });
 
   it('returns the trace it wrote, even when a call the program left running settles later', async () => {

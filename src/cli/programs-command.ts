@@ -1,0 +1,271 @@
+import { join } from 'node:path';
+import { fenceHome } from '../config/paths';
+import { readSessionInfo } from '../conversation/session-store';
+import { parseSignature, type ProgramParameter } from '../ptc/program-params';
+import { replayTest, type ReplayOutcome } from '../ptc/replay-test';
+import {
+  approvedPrograms,
+  codeHash,
+  findProgram,
+  listPrograms,
+  parseProgramRef,
+  programLabel,
+  programRoots,
+  programVersions,
+  saveProgram,
+  testFromTrace,
+  unreplayable,
+  writeRecord,
+  type ProgramRoot,
+  type SavedProgram,
+} from '../ptc/saved-programs';
+import { findTrace } from '../ptc/trace';
+import { renderFileChange } from './diff-view';
+import { resolveWorkspace } from './open-session';
+import { colorEnabled, createStyle } from './terminal-style';
+
+/** Options every `fence programs` command takes: the workspace whose `.fence/programs/` counts. */
+export interface ProgramsOptions {
+  workspace?: string;
+}
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const fail = (line: string) => {
+  process.stderr.write(`fence: ${line}\n`);
+  return 1;
+};
+
+/** The roots for the options' workspace, or an error line. */
+function rootsFor(options: ProgramsOptions): ProgramRoot[] | { error: string } {
+  const workspace = resolveWorkspace(options.workspace);
+  if ('error' in workspace) return workspace;
+  return programRoots(fenceHome(), workspace.path);
+}
+
+/**
+ * `fence programs save <name> --from-trace <id> [--project]`: keeps a trace's program as the
+ * next version of `name`, with the trace as its recorded test, once that test replays. The
+ * user's programs by default; the project's with `--project`. Returns the exit code.
+ */
+export async function saveProgramCommand(name: string, options: ProgramsOptions & { fromTrace: string; project?: boolean }): Promise<number> {
+  const roots = rootsFor(options);
+  if ('error' in roots) return fail(roots.error);
+  const home = fenceHome();
+  const found = findTrace(home, options.fromTrace);
+  if ('error' in found) return fail(found.error);
+  const { trace } = found;
+  const root = roots.find((r) => r.scope === (options.project ? 'project' : 'user')) as ProgramRoot;
+  // The test is replayed before anything is written: a run that cannot be reproduced is not kept.
+  if (trace.ok && !unreplayable(trace)) {
+    const replay = await replayTest(trace.code, testFromTrace(trace), { tools: [] });
+    if (!replay.passed) return fail(`trace ${trace.id} cannot be saved: replaying it gives another run:\n${problemLines(replay)}`);
+  }
+  const known = readSessionInfo(join(home, 'sessions', trace.sessionId))?.tools ?? [];
+  const saved = saveProgram(roots, root, name, trace, known);
+  if ('error' in saved) return fail(saved.error);
+  const label = programLabel(saved.record);
+  const params = parseSignature(saved.code).parameters;
+  out(`saved ${label} in ${saved.dir} (${saved.scope} programs)`);
+  out(`  intent: ${saved.record.intent ?? '(none: add a "// intent:" line to say what it is for)'}`);
+  out(`  calls: ${saved.record.tools.join(', ') || 'no tools'}`);
+  out(`  parameters: ${params.length > 0 ? params.map(parameterText).join(', ') : 'none'}`);
+  out(`  1 recorded test (${trace.calls.length} tool calls), replayed: passed`);
+  out(`next: fence programs approve ${label} offers it to the model as the tool ${saved.record.name}`);
+  return 0;
+}
+
+/**
+ * `fence programs test <name>[@version] [--add-test <trace>]`: replays the version's recorded
+ * tests (after adding the trace as one, when given) with no tool, server or model. Exit code 0
+ * when every test passes, 1 otherwise.
+ */
+export async function testProgramCommand(ref: string, options: ProgramsOptions & { addTest?: string }): Promise<number> {
+  const roots = rootsFor(options);
+  if ('error' in roots) return fail(roots.error);
+  const program = findProgram(roots, ref);
+  if ('error' in program) return fail(program.error);
+  const label = programLabel(program.record);
+  if (options.addTest !== undefined) {
+    const added = addTest(program, options.addTest);
+    if (added) return fail(added);
+    out(`added a test from trace ${options.addTest} to ${label}`);
+  }
+  if (!program.intact) out(`warning: v${program.record.version}.js changed since it was saved (its sha256 differs); testing the file as it is now`);
+  const results = await runTests(program);
+  const passed = results.filter((r) => r.passed).length;
+  out(`${results.length === passed ? 'ok' : 'FAILED'}: ${passed} of ${results.length} test${results.length === 1 ? '' : 's'} of ${label} passed`);
+  return results.length > 0 && passed === results.length ? 0 : 1;
+}
+
+/** Adds a trace of the version's own code as a test; the reason when it cannot. */
+function addTest(program: SavedProgram, traceId: string): string | undefined {
+  const found = findTrace(fenceHome(), traceId);
+  if ('error' in found) return found.error;
+  const { trace } = found;
+  if (codeHash(trace.code) !== program.record.sha256) return `trace ${trace.id} ran other code than ${programLabel(program.record)}; a test must come from a run of the same code`;
+  const why = unreplayable(trace);
+  if (why) return `trace ${trace.id} cannot be a test: ${why}`;
+  if (program.record.tests.some((test) => test.fromTrace === trace.id)) return `${programLabel(program.record)} has a test from trace ${trace.id} already`;
+  program.record.tests.push(testFromTrace(trace));
+  writeRecord(program.dir, program.record);
+  return undefined;
+}
+
+/** Replays every test of a version, printing a line per test and its problems. */
+async function runTests(program: SavedProgram): Promise<ReplayOutcome[]> {
+  const results: ReplayOutcome[] = [];
+  for (const [index, test] of program.record.tests.entries()) {
+    const result = await replayTest(program.code, test, { tools: program.record.tools });
+    results.push(result);
+    out(`${result.passed ? '✓' : '✗'} test ${index + 1} (trace ${test.fromTrace}, ${test.calls.length} calls)`);
+    if (!result.passed) out(problemLines(result));
+  }
+  return results;
+}
+
+/** A parameter as declared: `department: string = "engineering"`, `levels?: string[]`. */
+function parameterText(p: ProgramParameter): string {
+  const value = p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : '';
+  return `${p.name}${p.optional && p.default === undefined ? '?' : ''}: ${p.type}${value}`;
+}
+
+function problemLines(result: ReplayOutcome): string {
+  return result.problems.map((problem) => `    ${problem.replace(/\n/g, '\n    ')}`).join('\n');
+}
+
+/** `fence programs list`: every version, one line each. Returns the exit code. */
+export function listProgramsCommand(options: ProgramsOptions): number {
+  const roots = rootsFor(options);
+  if ('error' in roots) return fail(roots.error);
+  const programs = listPrograms(roots);
+  if (programs.length === 0) {
+    out('no saved programs yet (fence programs save <name> --from-trace <id>)');
+    return 0;
+  }
+  const offered = new Set(approvedPrograms(roots).map((p) => programLabel(p.record)));
+  for (const program of programs) {
+    const { record } = program;
+    const label = programLabel(record);
+    const status = !program.intact ? `${record.status}, changed` : offered.has(label) ? 'approved, offered' : record.status;
+    const tests = `${record.tests.length} test${record.tests.length === 1 ? '' : 's'}`;
+    out(`${label.padEnd(24)} ${status.padEnd(18)} ${program.scope.padEnd(8)} ${tests.padEnd(8)} ${record.intent ?? ''}`.trimEnd());
+  }
+  return 0;
+}
+
+/** `fence programs show <name>[@version]`: a version's record and code. Returns the exit code. */
+export function showProgramCommand(ref: string, options: ProgramsOptions): number {
+  const roots = rootsFor(options);
+  if ('error' in roots) return fail(roots.error);
+  const program = findProgram(roots, ref);
+  if ('error' in program) return fail(program.error);
+  const { record } = program;
+  const signature = parseSignature(program.code);
+  out(`${programLabel(record)} · ${record.status}${program.intact ? '' : ' · CHANGED since saved (sha256 differs)'} · ${program.scope} programs`);
+  out(`file ${join(program.dir, `v${record.version}.js`)}`);
+  out(`sha256 ${record.sha256}`);
+  out(`saved ${record.savedAt.slice(0, 19).replace('T', ' ')} from trace ${record.fromTrace} (session ${record.sessionId})`);
+  if (record.approvedAt) out(`approved ${record.approvedAt.slice(0, 19).replace('T', ' ')}`);
+  if (record.revokedAt) out(`revoked ${record.revokedAt.slice(0, 19).replace('T', ' ')}`);
+  out(`intent: ${record.intent ?? '(none)'}`);
+  out(`calls: ${record.tools.join(', ') || 'no tools'}`);
+  out('parameters:');
+  if (signature.parameters.length === 0) out('  (none)');
+  for (const p of signature.parameters) out(`  ${parameterText(p)}${p.description ? ` — ${p.description}` : ''}`);
+  if (signature.returns) out(`returns: ${signature.returns}`);
+  out(`tests (${record.tests.length}):`);
+  for (const [i, test] of record.tests.entries()) {
+    const args = test.args === undefined ? '' : ` with args ${JSON.stringify(test.args)}`;
+    out(`  ${i + 1}. trace ${test.fromTrace}${args}: ${test.calls.length} calls, ${test.expect.ok ? 'works' : `fails (${test.expect.error?.kind})`}`);
+  }
+  out();
+  out('code:');
+  program.code.replace(/\n$/, '').split('\n').forEach((line, i) => out(`  ${String(i + 1).padStart(3)} | ${line}`));
+  return 0;
+}
+
+/**
+ * `fence programs diff <name>[@b] [<name>@a | @a]`: the code of version a against version b.
+ * By default b is the newest and a the one before it. Returns the exit code.
+ */
+export function diffProgramCommand(ref: string, other: string | undefined, options: ProgramsOptions): number {
+  const roots = rootsFor(options);
+  if ('error' in roots) return fail(roots.error);
+  const newer = findProgram(roots, ref);
+  if ('error' in newer) return fail(newer.error);
+  const { name } = newer.record;
+  let older: SavedProgram | { error: string };
+  if (other !== undefined) {
+    const parsed = parseProgramRef(other.startsWith('@') ? `${name}${other}` : other);
+    older = parsed?.version === undefined ? { error: `"${other}" names no version: write ${name}@<version>` } : findProgram(roots, `${parsed.name}@${parsed.version}`);
+  } else {
+    const versions = programVersions(roots, name).filter((v) => v.record.version < newer.record.version);
+    older = versions[versions.length - 1] ?? { error: `${programLabel(newer.record)} is the first version: nothing to compare it with` };
+  }
+  if ('error' in older) return fail(older.error);
+  // Older first, whichever order they were named in.
+  const [a, b] = older.record.version <= newer.record.version ? [older, newer] : [newer, older];
+  const style = createStyle(colorEnabled(process.stdout));
+  out(`${programLabel(a.record)} → ${programLabel(b.record)}`);
+  if (a.record.intent !== b.record.intent) out(`intent: ${a.record.intent ?? '(none)'} → ${b.record.intent ?? '(none)'}`);
+  if (a.record.tools.join() !== b.record.tools.join()) out(`calls: ${a.record.tools.join(', ')} → ${b.record.tools.join(', ')}`);
+  const lines = renderFileChange({ kind: 'diff', path: `${name}.js`, before: a.code, after: b.code, created: false }, style, 10_000);
+  for (const line of lines) out(line);
+  return 0;
+}
+
+/**
+ * `fence programs approve <name>@<version>`: offers the version to the model from the next
+ * session on, once its tests pass on the code as saved. Returns the exit code.
+ */
+export async function approveProgramCommand(ref: string, options: ProgramsOptions): Promise<number> {
+  const found = exactVersion(ref, options, 'approve');
+  if ('error' in found) return fail(found.error);
+  const { program, roots } = found;
+  const label = programLabel(program.record);
+  if (!program.intact) return fail(`${label} was changed since it was saved (its sha256 differs): save the changed program from a trace of its run as a new version`);
+  if (program.record.tests.length === 0) return fail(`${label} has no tests: add one with fence programs test ${label} --add-test <trace>`);
+  const results = await runTests(program);
+  if (results.some((r) => !r.passed)) return fail(`${label} not approved: its tests fail`);
+  program.record.status = 'approved';
+  program.record.approvedAt = new Date().toISOString();
+  delete program.record.revokedAt;
+  writeRecord(program.dir, program.record);
+  const offered = approvedPrograms(roots).find((p) => p.record.name === program.record.name);
+  out(`approved ${label}`);
+  if (offered && offered.record.version !== program.record.version) {
+    out(`note: ${programLabel(offered.record)} is newer and approved, so it is the one offered as ${program.record.name}`);
+  } else {
+    out(`new sessions offer it as the tool ${program.record.name} (to the model and to programs)`);
+  }
+  return 0;
+}
+
+/** `fence programs revoke <name>@<version>`: no longer offered. Returns the exit code. */
+export function revokeProgramCommand(ref: string, options: ProgramsOptions): number {
+  const found = exactVersion(ref, options, 'revoke');
+  if ('error' in found) return fail(found.error);
+  const { program, roots } = found;
+  const label = programLabel(program.record);
+  if (program.record.status !== 'approved') return fail(`${label} is not approved (it is ${program.record.status})`);
+  program.record.status = 'revoked';
+  program.record.revokedAt = new Date().toISOString();
+  writeRecord(program.dir, program.record);
+  const offered = approvedPrograms(roots).find((p) => p.record.name === program.record.name);
+  out(`revoked ${label}`);
+  out(offered ? `new sessions offer ${programLabel(offered.record)} as ${program.record.name} instead` : `new sessions no longer offer ${program.record.name}`);
+  return 0;
+}
+
+/** The version a reference names exactly (approving and revoking need `name@version`). */
+function exactVersion(ref: string, options: ProgramsOptions, verb: string): { program: SavedProgram; roots: ProgramRoot[] } | { error: string } {
+  const roots = rootsFor(options);
+  if ('error' in roots) return roots;
+  const parsed = parseProgramRef(ref);
+  if (parsed && parsed.version === undefined) {
+    const versions = programVersions(roots, parsed.name).map((v) => programLabel(v.record));
+    return { error: `say which version to ${verb}: ${versions.length > 0 ? versions.join(', ') : `${parsed.name}@<version>`}` };
+  }
+  const program = findProgram(roots, ref);
+  return 'error' in program ? program : { program, roots };
+}

@@ -1,0 +1,166 @@
+import { z } from 'zod';
+
+/**
+ * A program declares what it takes and gives in its leading comment lines, beside its intent:
+ *
+ *     // intent: find the staff of a department over their travel limit
+ *     // param department: string = "engineering" — the department to check
+ *     // param levels?: string[] — only these levels (default: all)
+ *     // returns: string[]
+ *
+ * `param <name>[?]: <type> [= <JSON default>] [— <description>]` (the description may also
+ * follow ` - ` or ` -- `). Types: `string`, `number`, `integer`, `boolean`, `object`,
+ * `unknown`, a union of string literals (`"low" | "high"`), and any of these followed by `[]`.
+ * A parameter is required unless it has `?` or a default. `returns:` is a TypeScript type
+ * shown to callers as is. The program reads its arguments as the global `args`.
+ */
+export interface ProgramParameter {
+  name: string;
+  /** The type as written, e.g. `string[]`. */
+  type: string;
+  optional: boolean;
+  /** The JSON default, when one is given (absent otherwise). */
+  default?: unknown;
+  description?: string;
+}
+
+/** What a program's leading comments declare. */
+export interface ProgramSignature {
+  parameters: ProgramParameter[];
+  returns?: string;
+  /** One sentence per `param`/`returns` line that could not be read, with its line number. */
+  errors: string[];
+}
+
+/** A `param` line: `param name?: rest`. Lines that do not look like this are plain comments. */
+const PARAM_LINE = /^\/\/\s*param\s+([A-Za-z_$][\w$]*)(\?)?\s*:\s*(.*)$/i;
+const RETURNS_LINE = /^\/\/\s*returns\s*:\s*(.*)$/i;
+const BASE_SCHEMAS: Record<string, () => z.ZodType> = {
+  string: () => z.string(),
+  number: () => z.number(),
+  integer: () => z.number().int(),
+  boolean: () => z.boolean(),
+  object: () => z.record(z.string(), z.unknown()),
+  unknown: () => z.unknown(),
+};
+
+/**
+ * Reads the `param` and `returns` lines among the program's leading comment lines (blank
+ * lines and `//` comments before the first line of code, as for `// intent:`). Never throws:
+ * what cannot be read is in `errors`.
+ */
+export function parseSignature(code: string): ProgramSignature {
+  const signature: ProgramSignature = { parameters: [], errors: [] };
+  const lines = code.split('\n');
+  for (const [index, line] of lines.entries()) {
+    const trimmed = line.trim();
+    if (!trimmed) continue;
+    if (!trimmed.startsWith('//')) break;
+    const at = `line ${index + 1}`;
+    const returns = RETURNS_LINE.exec(trimmed);
+    if (returns) {
+      if (returns[1]?.trim()) signature.returns = returns[1].trim();
+      else signature.errors.push(`${at}: "returns:" needs a type`);
+      continue;
+    }
+    const param = PARAM_LINE.exec(trimmed);
+    if (!param) continue;
+    const [, name = '', question, rest = ''] = param;
+    const parsed = parseParameter(name, question === '?', rest);
+    if ('error' in parsed) signature.errors.push(`${at}: parameter ${name}: ${parsed.error}`);
+    else if (signature.parameters.some((p) => p.name === name)) signature.errors.push(`${at}: parameter ${name} is declared twice`);
+    else signature.parameters.push(parsed);
+  }
+  return signature;
+}
+
+/** One parameter from the text after `name:`: the type, then `= default`, then the description. */
+function parseParameter(name: string, question: boolean, rest: string): ProgramParameter | { error: string } {
+  const [head, description] = splitDescription(rest);
+  const equals = indexOutsideQuotes(head, '=');
+  const type = (equals < 0 ? head : head.slice(0, equals)).trim();
+  if (!type) return { error: 'a type is missing' };
+  const schema = typeSchema(type);
+  if (!schema) return { error: `unknown type "${type}" (use string, number, integer, boolean, object, unknown, "a" | "b", or one of these with [])` };
+  const parameter: ProgramParameter = { name, type, optional: question };
+  if (equals >= 0) {
+    const text = head.slice(equals + 1).trim();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { error: `the default ${text || '(empty)'} is not JSON` };
+    }
+    if (!schema.safeParse(value).success) return { error: `the default ${text} is not a ${type}` };
+    parameter.default = value;
+    parameter.optional = true;
+  }
+  if (description) parameter.description = description;
+  return parameter;
+}
+
+/** Splits `type = default — description` at the first ` — `, ` -- ` or ` - ` outside quotes. */
+function splitDescription(text: string): [string, string | undefined] {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\\' && quoted) i++;
+    else if (char === '"') quoted = !quoted;
+    else if (!quoted && char === ' ') {
+      const match = /^ (—|--|-) /.exec(text.slice(i));
+      if (match) return [text.slice(0, i), text.slice(i + match[0].length).trim() || undefined];
+    }
+  }
+  return [text, undefined];
+}
+
+function indexOutsideQuotes(text: string, wanted: string): number {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\\' && quoted) i++;
+    else if (char === '"') quoted = !quoted;
+    else if (!quoted && char === wanted) return i;
+  }
+  return -1;
+}
+
+/** The zod schema of a declared type, or undefined when the type is not one fence reads. */
+function typeSchema(type: string): z.ZodType | undefined {
+  if (type.endsWith('[]')) {
+    const item = typeSchema(type.slice(0, -2).trim());
+    return item && z.array(item);
+  }
+  if (type.startsWith('(') && type.endsWith(')')) return typeSchema(type.slice(1, -1).trim());
+  if (Object.hasOwn(BASE_SCHEMAS, type)) return BASE_SCHEMAS[type]?.();
+  const literals = type.split('|').map((part) => part.trim());
+  const values: string[] = [];
+  for (const literal of literals) {
+    if (!/^"(?:[^"\\]|\\.)*"$/.test(literal)) return undefined;
+    values.push(JSON.parse(literal) as string);
+  }
+  return values.length > 0 ? z.enum(values as [string, ...string[]]) : undefined;
+}
+
+/**
+ * The zod object of a program's parameters, as a tool's `parameters`: each declared type with
+ * its description, `?` parameters optional, defaults filled in when absent.
+ */
+export function parametersSchema(parameters: readonly ProgramParameter[]): z.ZodObject {
+  const shape: Record<string, z.ZodType> = {};
+  for (const parameter of parameters) {
+    let schema = typeSchema(parameter.type) ?? z.unknown();
+    if (parameter.description) schema = schema.describe(parameter.description);
+    if (parameter.default !== undefined) schema = schema.default(parameter.default as never);
+    else if (parameter.optional) schema = schema.optional();
+    shape[parameter.name] = schema;
+  }
+  return z.object(shape);
+}
+
+/** The arguments a program runs with when nobody gives any: the declared defaults. */
+export function defaultArguments(parameters: readonly ProgramParameter[]): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const parameter of parameters) if (parameter.default !== undefined) args[parameter.name] = parameter.default;
+  return args;
+}

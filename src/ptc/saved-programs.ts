@@ -1,0 +1,302 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxLimits } from '../runtime/sandbox';
+import { parseSignature } from './program-params';
+import type { ProgramTrace } from './trace';
+
+/**
+ * Procedural memory: programs that worked once, kept as plain files a person can read and
+ * review in git. A program's versions live in a folder of its name:
+ *
+ *     programs/over_limit/v1.js     the code, exactly as it ran
+ *     programs/over_limit/v1.json   its record: sha256, intent, tools, status, tests
+ *
+ * under `$FENCE_HOME/programs/` (the user's) or `<workspace>/.fence/programs/` (the
+ * project's; a project program hides a user program of the same name).
+ */
+export type ProgramScope = 'project' | 'user';
+
+/** One place programs are kept. */
+export interface ProgramRoot {
+  scope: ProgramScope;
+  dir: string;
+}
+
+/** One tool call as a test replays it: what the program asked and what it got. */
+export interface RecordedCall {
+  tool: string;
+  args: unknown;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+/** A recorded run: the arguments, every call's outcome, and what the program must come to. */
+export interface ProgramTest {
+  /** The trace it was recorded from. */
+  fromTrace: string;
+  recordedAt: string;
+  args?: unknown;
+  calls: RecordedCall[];
+  expect: { ok: boolean; stdout: string; result?: unknown; error?: { kind: string; message: string } };
+  /** The sandbox limits of the recorded run, so the replay runs under the same. */
+  limits?: SandboxLimits;
+}
+
+/** Where a version stands: kept, offered to the model as a tool, or withdrawn. */
+export type ProgramStatus = 'saved' | 'approved' | 'revoked';
+
+/** The record of one version (`v<N>.json`). */
+export interface ProgramRecord {
+  name: string;
+  version: number;
+  sha256: string;
+  savedAt: string;
+  intent?: string;
+  /** The tools the code may call: those the recorded run called and those it names. */
+  tools: string[];
+  /** The trace and session it was saved from. */
+  fromTrace: string;
+  sessionId: string;
+  status: ProgramStatus;
+  approvedAt?: string;
+  revokedAt?: string;
+  tests: ProgramTest[];
+}
+
+/** A version as found on disk. */
+export interface SavedProgram {
+  scope: ProgramScope;
+  /** The program's folder. */
+  dir: string;
+  record: ProgramRecord;
+  code: string;
+  /** False when the code file no longer has the sha256 it was saved with (edited by hand). */
+  intact: boolean;
+}
+
+/** Names become tool names: lower-case letters, digits and `_`, starting with a letter. */
+const PROGRAM_NAME = /^[a-z][a-z0-9_]{0,47}$/;
+
+/** The places programs are kept for a workspace, the project's first. */
+export function programRoots(home: string, workspace: string): ProgramRoot[] {
+  return [
+    { scope: 'project', dir: join(workspace, '.fence', 'programs') },
+    { scope: 'user', dir: join(home, 'programs') },
+  ];
+}
+
+/** Why a name cannot be a program's, or undefined when it can. */
+export function checkProgramName(name: string): string | undefined {
+  return PROGRAM_NAME.test(name)
+    ? undefined
+    : `"${name}" cannot name a program: use lower-case letters, digits and _, starting with a letter (it becomes a tool name)`;
+}
+
+/** `name@3` → name and version; `name` alone → no version. Undefined when malformed. */
+export function parseProgramRef(ref: string): { name: string; version?: number } | undefined {
+  const match = /^([^@\s]+)(?:@(\d+))?$/.exec(ref.trim());
+  if (!match?.[1]) return undefined;
+  return match[2] === undefined ? { name: match[1] } : { name: match[1], version: Number(match[2]) };
+}
+
+/** The label of a version: `over_limit@2`. */
+export function programLabel(record: Pick<ProgramRecord, 'name' | 'version'>): string {
+  return `${record.name}@${record.version}`;
+}
+
+/** The sha256 of a program's code, as hex. */
+export function codeHash(code: string): string {
+  return createHash('sha256').update(code).digest('hex');
+}
+
+/**
+ * Every readable version in the roots, by name then version. A name found in several roots is
+ * taken from the first only (the project's). Unreadable files are skipped.
+ */
+export function listPrograms(roots: readonly ProgramRoot[]): SavedProgram[] {
+  const found: SavedProgram[] = [];
+  const seen = new Set<string>();
+  for (const root of roots) {
+    for (const name of safeReaddir(root.dir).sort()) {
+      if (seen.has(name) || checkProgramName(name)) continue;
+      const versions = readVersions(root, name);
+      if (versions.length === 0) continue;
+      seen.add(name);
+      found.push(...versions);
+    }
+  }
+  return found.sort((a, b) => a.record.name.localeCompare(b.record.name) || a.record.version - b.record.version);
+}
+
+/** The versions of one name in the first root that has it, oldest first. */
+export function programVersions(roots: readonly ProgramRoot[], name: string): SavedProgram[] {
+  for (const root of roots) {
+    const versions = readVersions(root, name);
+    if (versions.length > 0) return versions;
+  }
+  return [];
+}
+
+/** The version a reference names (the newest when it gives none), or why there is none. */
+export function findProgram(roots: readonly ProgramRoot[], ref: string): SavedProgram | { error: string } {
+  const parsed = parseProgramRef(ref);
+  if (!parsed) return { error: `"${ref}" is not a program reference: write name or name@version` };
+  const versions = programVersions(roots, parsed.name);
+  if (versions.length === 0) return { error: `no program "${parsed.name}" (see fence programs list)` };
+  if (parsed.version === undefined) return versions[versions.length - 1] as SavedProgram;
+  const exact = versions.find((v) => v.record.version === parsed.version);
+  if (exact) return exact;
+  return { error: `${parsed.name} has no version ${parsed.version} (it has ${versions.map((v) => `@${v.record.version}`).join(', ')})` };
+}
+
+/**
+ * The approved versions that may be offered as tools: for each name the newest approved one
+ * whose code still has its saved sha256.
+ */
+export function approvedPrograms(roots: readonly ProgramRoot[]): SavedProgram[] {
+  const newest = new Map<string, SavedProgram>();
+  for (const program of listPrograms(roots)) {
+    if (program.record.status === 'approved' && program.intact) newest.set(program.record.name, program);
+  }
+  return [...newest.values()];
+}
+
+/**
+ * Why a trace cannot become a recorded test, or undefined when it can: every call must have
+ * finished and kept its value, so a replay can give the program exactly what it got.
+ */
+export function unreplayable(trace: ProgramTrace): string | undefined {
+  if (trace.runtime === 'python') return 'it is the trace of a Python cell, not of a program';
+  for (const call of trace.calls) {
+    if (!call.decision) return `call #${call.seq} (${call.tool}) was still running when the program ended`;
+    if (call.resultBytes !== undefined) return `call #${call.seq} (${call.tool}) returned ${call.resultBytes} bytes, too many to keep in a trace`;
+  }
+  return undefined;
+}
+
+/** A recorded test from a trace (see `unreplayable` for the traces that cannot be one). */
+export function testFromTrace(trace: ProgramTrace): ProgramTest {
+  return {
+    fromTrace: trace.id,
+    recordedAt: new Date().toISOString(),
+    ...(trace.args !== undefined ? { args: trace.args } : {}),
+    calls: trace.calls.map((call) => ({
+      tool: call.tool,
+      args: call.args,
+      ok: call.ok,
+      ...(call.ok ? (call.result !== undefined ? { result: call.result } : {}) : { error: call.error ?? 'failed' }),
+    })),
+    expect: {
+      ok: trace.ok,
+      stdout: trace.stdout,
+      ...(trace.result !== undefined ? { result: trace.result } : {}),
+      ...(trace.error ? { error: { kind: trace.error.kind, message: trace.error.message } } : {}),
+    },
+    ...(trace.limits ? { limits: trace.limits } : {}),
+  };
+}
+
+/**
+ * The tools a program may call once saved: those its run called, and those of `known` (the
+ * session's tools) whose names its code mentions, so a branch the run did not take still works.
+ */
+export function toolsOfProgram(trace: ProgramTrace, known: readonly string[]): string[] {
+  const named = known.filter((name) => new RegExp(`(?<![\\w$])${escapeRegExp(name)}(?![\\w$])`).test(trace.code));
+  return [...new Set([...trace.calls.map((call) => call.tool), ...named])].sort();
+}
+
+/**
+ * Saves a trace's program as the next version of `name` in `root`: `v<N>.js` with the code and
+ * `v<N>.json` with its record and the trace as its first test. Refused, with the reason, for a
+ * failed run, a trace that cannot be replayed, a bad name, code whose declarations cannot be
+ * read, or code the newest version already has.
+ */
+export function saveProgram(
+  roots: readonly ProgramRoot[],
+  root: ProgramRoot,
+  name: string,
+  trace: ProgramTrace,
+  knownTools: readonly string[],
+): SavedProgram | { error: string } {
+  const badName = checkProgramName(name);
+  if (badName) return { error: badName };
+  if (!trace.ok) return { error: `trace ${trace.id} is of a failed run (${trace.error?.kind ?? 'error'}: ${trace.error?.message ?? ''}); only a run that worked can be saved` };
+  const notReplayable = unreplayable(trace);
+  if (notReplayable) return { error: `trace ${trace.id} cannot be saved: ${notReplayable}` };
+  const signature = parseSignature(trace.code);
+  if (signature.errors.length > 0) return { error: `the program's declarations cannot be read: ${signature.errors.join('; ')}` };
+  const project = roots.find((r) => r.scope === 'project');
+  if (root.scope === 'user' && project && readVersions(project, name).length > 0) {
+    return { error: `the project has a program "${name}" already, which would hide this one; save it there with --project or choose another name` };
+  }
+  const versions = readVersions(root, name);
+  const sha256 = codeHash(trace.code);
+  const same = versions.find((v) => v.record.sha256 === sha256);
+  if (same) return { error: `${programLabel(same.record)} has this code already; add the trace as a test with fence programs test ${programLabel(same.record)} --add-test ${trace.id}` };
+  const version = (versions[versions.length - 1]?.record.version ?? 0) + 1;
+  const record: ProgramRecord = {
+    name,
+    version,
+    sha256,
+    savedAt: new Date().toISOString(),
+    ...(trace.intent ? { intent: trace.intent } : {}),
+    tools: toolsOfProgram(trace, knownTools),
+    fromTrace: trace.id,
+    sessionId: trace.sessionId,
+    status: 'saved',
+    tests: [testFromTrace(trace)],
+  };
+  const dir = join(root.dir, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `v${version}.js`), trace.code);
+  writeRecord(dir, record);
+  return { scope: root.scope, dir, record, code: trace.code, intact: true };
+}
+
+/** Writes a version's record (through a temporary file, so a crash leaves the old one whole). */
+export function writeRecord(dir: string, record: ProgramRecord): void {
+  const path = join(dir, `v${record.version}.json`);
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(`${path}.tmp`, path);
+}
+
+function readVersions(root: ProgramRoot, name: string): SavedProgram[] {
+  const dir = join(root.dir, name);
+  const versions: SavedProgram[] = [];
+  for (const file of safeReaddir(dir)) {
+    const match = /^v(\d+)\.json$/.exec(file);
+    if (!match) continue;
+    const program = readVersion(root.scope, dir, name, Number(match[1]));
+    if (program) versions.push(program);
+  }
+  return versions.sort((a, b) => a.record.version - b.record.version);
+}
+
+function readVersion(scope: ProgramScope, dir: string, name: string, version: number): SavedProgram | undefined {
+  let record: ProgramRecord;
+  let code: string;
+  try {
+    record = JSON.parse(readFileSync(join(dir, `v${version}.json`), 'utf8')) as ProgramRecord;
+    code = readFileSync(join(dir, `v${version}.js`), 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (typeof record !== 'object' || record === null || record.name !== name || record.version !== version || typeof record.sha256 !== 'string') return undefined;
+  if (!Array.isArray(record.tests)) record.tests = [];
+  if (!Array.isArray(record.tools)) record.tools = [];
+  return { scope, dir, record, code, intact: codeHash(code) === record.sha256 };
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
