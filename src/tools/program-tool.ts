@@ -68,6 +68,14 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
       for (const name of record.tools) {
         tools[name] ??= async () => ({ decision: { action: 'deny', reason: 'not in this session' }, ok: false, error: `tool ${name} is not available in this session` });
       }
+      // The session's other tools are there only to say why they cannot be called.
+      for (const name of available.keys()) {
+        tools[name] ??= async () => ({
+          decision: { action: 'deny', reason: 'not approved for this program' },
+          ok: false,
+          error: `${label} may call only the tools it was saved with (${record.tools.join(', ') || 'none'}), not ${name}`,
+        });
+      }
       const run = await runProgram({
         code,
         tools,

@@ -1,0 +1,171 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { buildToolset } from '../../src/cli/toolset';
+import type { FenceConfig } from '../../src/config/config';
+import { DEFAULT_PTC_CONFIG, type PtcConfig } from '../../src/config/config-schema';
+import type { PolicyRule } from '../../src/policy/admit';
+import { runProgram } from '../../src/ptc/run-program';
+import { approvedPrograms, programRoots, saveProgram, writeRecord, type SavedProgram } from '../../src/ptc/saved-programs';
+import type { ProgramRun } from '../../src/ptc/run-program';
+import type { ProgramTrace } from '../../src/ptc/trace';
+import type { ToolSpec } from '../../src/tools/define-tool';
+import { MAX_PROGRAM_DEPTH } from '../../src/tools/program-tool';
+import { useTempSession } from '../support/temp-session';
+import { makeToolContext, useTempWorkspace } from '../support/tool-context';
+
+const workspace = useTempWorkspace('fence-program-tool-');
+const session = useTempSession();
+
+function config(fields: { policy?: PolicyRule[]; ptc?: Partial<PtcConfig> } = {}): FenceConfig {
+  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: {}, policy: fields.policy ?? [], ptc: { ...DEFAULT_PTC_CONFIG, ...fields.ptc }, sources: [] };
+}
+
+const sessionRef = () => ({ id: session().id, dir: session().dir });
+const roots = () => programRoots(session().home, workspace());
+
+/**
+ * Runs `code` once with the session's `ptc` tool (declared defaults as its args), saves it as
+ * `name` and approves it: the way a program becomes a tool, without the command line.
+ */
+async function approve(name: string, code: string, known: string[] = ['read', 'glob', 'grep']): Promise<SavedProgram> {
+  const ptc = tool(buildToolset(config(), sessionRef()).tools, 'ptc');
+  const result = await ptc.execute(ptc.parameters.parse({ code }), makeToolContext(workspace()));
+  const { trace } = result.details as ProgramRun;
+  expect(trace.error).toBeUndefined();
+  return approveTrace(name, trace, known);
+}
+
+function approveTrace(name: string, trace: ProgramTrace, known: string[]): SavedProgram {
+  const user = roots()[1];
+  if (!user) throw new Error('no user root');
+  const saved = saveProgram(roots(), user, name, trace, known);
+  if ('error' in saved) throw new Error(saved.error);
+  saved.record.status = 'approved';
+  writeRecord(saved.dir, saved.record);
+  return saved;
+}
+
+function toolsWith(fields: Parameters<typeof config>[0] = {}): ToolSpec[] {
+  return buildToolset(config(fields), sessionRef(), [], approvedPrograms(roots())).tools;
+}
+
+function tool(tools: readonly ToolSpec[], name: string): ToolSpec {
+  const found = tools.find((t) => t.name === name);
+  if (!found) throw new Error(`no tool ${name} among ${tools.map((t) => t.name).join(', ')}`);
+  return found;
+}
+
+async function call(spec: ToolSpec, input: unknown) {
+  return spec.execute(spec.parameters.parse(input), makeToolContext(workspace()));
+}
+
+function traces(): ProgramTrace[] {
+  const dir = join(session().dir, 'traces');
+  return readdirSync(dir).map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as ProgramTrace);
+}
+
+const FIRST_LINE = [
+  '// intent: give the first line of a file',
+  '// param path: string = "a.txt" — the file',
+  '// returns: string',
+  'const text = await read({ path: args.path });',
+  'return text.split("\\n")[0];',
+].join('\n');
+
+describe('an approved program as a tool', () => {
+  it("has the declared parameters, the intent as its description, and returns the code's value", async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\nsecond\n');
+    await writeFile(join(workspace(), 'b.txt'), 'beta\n');
+    await approve('first_line', FIRST_LINE);
+    const spec = tool(toolsWith(), 'first_line');
+    expect(spec.description).toBe('Give the first line of a file (saved program first_line@1)');
+    expect(spec.callers).toEqual(['direct', 'program']);
+    expect(spec.mutating).toBe(false);
+    expect(spec.returns).toBe('string');
+    expect(z.toJSONSchema(spec.parameters, { io: 'input' })).toMatchObject({ properties: { path: { type: 'string', default: 'a.txt' } } });
+    const result = await call(spec, { path: 'b.txt' });
+    expect(result.isError).toBeFalsy();
+    expect(result.value).toBe('beta');
+    expect(result.output).toContain('Result: "beta"');
+    // Defaults fill what the caller leaves out.
+    expect((await call(spec, {})).value).toBe('alpha');
+    const run = traces().find((t) => t.principal === 'program:first_line@1' && (t.args as { path: string }).path === 'b.txt');
+    expect(run?.calls.map((c) => c.tool)).toEqual(['read']);
+  });
+
+  it('gives what the program printed when it returns nothing, and is callable from a program', async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
+    await approve('shout', '// intent: print a file loudly\nprint((await read({ path: "a.txt" })).toUpperCase().trim());');
+    const tools = toolsWith();
+    const ptc = tool(tools, 'ptc');
+    const result = await ptc.execute(ptc.parameters.parse({ code: 'const said = await shout({});\nprint(`[${said}]`);' }), makeToolContext(workspace()));
+    expect((result.details as ProgramRun).trace.stdout).toBe('[ALPHA\n]\n');
+  });
+
+  it('may call only the tools its record names', async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
+    const saved = await approve('lister', '// intent: list files\nconst files = await glob({ pattern: "*.txt" });\nreturn files;');
+    // A reviewer narrows what it may call: the record is what counts, not the session.
+    saved.record.tools = ['read'];
+    writeRecord(saved.dir, saved.record);
+    const result = await call(tool(toolsWith(), 'lister'), {});
+    expect(result.isError).toBe(true);
+    expect(result.output).toContain('lister@1 may call only the tools it was saved with (read), not glob');
+  });
+
+  it('answers a tool its record names that the session lacks as a failed call', async () => {
+    const code = [
+      '// intent: use a tool that may be gone',
+      '// param use: boolean = false',
+      'if (!args.use) return "not used";',
+      'try { await finance_get_members({}); } catch (e) { return e.message; }',
+    ].join('\n');
+    const { trace } = await runProgram({ code, tools: {}, session: sessionRef(), args: { use: false } });
+    const saved = approveTrace('gone', trace, ['finance_get_members']);
+    expect(saved.record.tools).toEqual(['finance_get_members']);
+    const spec = tool(toolsWith(), 'gone');
+    // A tool the session lacks might do anything: the program counts as mutating.
+    expect(spec.mutating).toBe(true);
+    expect((await call(spec, { use: true })).value).toBe('tool finance_get_members is not available in this session');
+  });
+
+  it('runs as program:<name>@<version>, so policy rules can target it', async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
+    await approve('first_line', FIRST_LINE);
+    const tools = toolsWith({ policy: [{ tool: 'read', principal: 'program:first_line@*', action: 'deny', reason: 'not for this program' }] });
+    const result = await call(tool(tools, 'first_line'), {});
+    expect(result.isError).toBe(true);
+    expect(result.output).toContain('not for this program');
+  });
+
+  it(`stops programs calling programs past ${MAX_PROGRAM_DEPTH} deep`, async () => {
+    // Saved from a run that stopped at once; called with a depth, it calls itself.
+    const code = [
+      '// intent: call myself',
+      '// param n: integer = 0',
+      'if (args.n === 0) return 0;',
+      'return 1 + (await nest({ n: args.n - 1 }));',
+    ].join('\n');
+    const { trace } = await runProgram({ code, tools: {}, session: sessionRef(), args: { n: 0 } });
+    approveTrace('nest', trace, ['nest']);
+    const spec = tool(toolsWith(), 'nest');
+    const fits = await call(spec, { n: MAX_PROGRAM_DEPTH - 1 });
+    expect(fits.value).toBe(MAX_PROGRAM_DEPTH - 1);
+    const deep = await call(spec, { n: MAX_PROGRAM_DEPTH });
+    expect(deep.isError).toBe(true);
+    expect(deep.output).toContain(`saved programs may call each other only ${MAX_PROGRAM_DEPTH} deep`);
+  });
+
+  it('is mutating when a tool it may call is, and is left out when its name is taken', async () => {
+    const { trace } = await runProgram({ code: '// intent: write a note\nreturn 1;', tools: {}, session: sessionRef() });
+    approveTrace('writer', { ...trace, code: `${trace.code}\n// save({ path: "n.txt", content: "x" }) in a later version` }, ['save']);
+    const readOnly = await approve('read', '// intent: shadow read\nreturn 2;');
+    expect(readOnly.record.name).toBe('read');
+    const toolset = buildToolset(config({ ptc: { eligible: ['save'] } }), sessionRef(), [], approvedPrograms(roots()));
+    expect(tool(toolset.tools, 'writer').mutating).toBe(true);
+    expect(toolset.problems).toEqual(['saved program read@1 left out: another tool is named read']);
+  });
+});
