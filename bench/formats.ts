@@ -208,7 +208,8 @@ function sampleMcpTools(count: number): McpToolInfo[] {
 /**
  * Tokens of the fixed part of a request (system prompt + tool definitions) with `mcpCount` MCP
  * tools of one server added (callable directly and from programs), per format, and how many of
- * them the tools added.
+ * them the tools added. The tools are listed as a session lists them: in full while they are
+ * few, by name and one line (with `describe`) when they are many (see `registeredListing`).
  */
 export function mcpPromptSize(mcpCount: number): { format: ToolFormat; total: number; added: number }[] {
   const builtins = builtinToolset();

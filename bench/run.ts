@@ -179,10 +179,10 @@ for (const f of promptOverhead()) console.log(`| ${f.format} | ${f.systemTokens}
 
 const mcp5 = mcpPromptSize(5);
 const mcp50 = mcpPromptSize(50);
-console.log('\n| MCP tools in the prompt | format | 5 tools: added / request | 50 tools: added / request | 50 ÷ 5 added | aim |\n|---|---|---|---|---|---|');
+console.log('\n| MCP tools in the prompt | format | 5 tools: added / request | 50 tools: added / request | 50 ÷ 5 request | aim |\n|---|---|---|---|---|---|');
 for (const [i, five] of mcp5.entries()) {
   const fifty = mcp50[i]!;
-  console.log(`| one server | ${five.format} | ${five.added} / ${five.total} | ${fifty.added} / ${fifty.total} | ${(fifty.added / five.added).toFixed(1)}× | ≤ 2× |`);
+  console.log(`| one server | ${five.format} | ${five.added} / ${five.total} | ${fifty.added} / ${fifty.total} | ${(fifty.total / five.total).toFixed(2)}× | ≤ 2× |`);
 }
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ToolSchema } from '../llm/provider';
 import type { ToolFormat } from '../parse/tool-use';
 import type { ToolSpec } from '../tools/define-tool';
+import { BRIEF_DEFINITION_NOTE, DESCRIBE_TOOL } from '../tools/describe';
 import { callForm, modelTools, renderCall } from '../tools/notation';
 
 /** What the system prompt is made of. */
@@ -67,9 +68,14 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   return sections.join('\n\n');
 }
 
+/** One tool's section of the prompt; a brief tool's has only its heading, description and form. */
 function describeTool(tool: ToolSpec, format: ToolFormat): string {
   const tags = tool.blockTypes.length > 1 ? ` (tags: ${tool.blockTypes.join(', ')})` : '';
   const form = callForm(tool, format);
+  if (tool.brief) {
+    const heading = [`## ${tool.name}${tags}`, tool.description, ...(form === undefined ? [] : [`Form: ${form}`])];
+    return [...heading, `Call ${DESCRIBE_TOOL} with its name for how to use it.`].join('\n');
+  }
   return [
     `## ${tool.name}${tags}`,
     tool.description,
@@ -86,10 +92,14 @@ function describeTool(tool: ToolSpec, format: ToolFormat): string {
  * zod object drops unknown keys instead of refusing them, so its `additionalProperties: false`
  * says nothing the model needs and is left out; a strict object (a user tool whose schema
  * forbids other keys) keeps it. No example: the schema is the form. Only tools the model may
- * call directly.
+ * call directly. A brief tool (many registered tools, see `listsBriefly`) still has its
+ * definition, so it can be called and the list of tools is the same on every request, but
+ * with its one-line description, a note sending the model to `describe`, and an open object
+ * as parameters; its calls are still checked against its real parameters when they run.
  */
 export function toolSchemas(tools: readonly ToolSpec[]): ToolSchema[] {
   return modelTools(tools, 'tool').map((tool) => {
+    if (tool.brief) return { name: tool.name, description: `${tool.description}\n${BRIEF_DEFINITION_NOTE}`, parameters: { type: 'object' } };
     const schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' });
     const { $schema: _dialect, ...parameters } = schema;
     if (parameters.additionalProperties === false && tool.parameters.def.catchall === undefined) delete parameters.additionalProperties;

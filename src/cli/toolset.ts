@@ -1,23 +1,30 @@
 import { join } from 'node:path';
 import type { FenceConfig } from '../config/config';
-import { BUILTIN_TOOL_NAMES, type McpServerConfig, type PtcConfig } from '../config/config-schema';
+import { BUILTIN_TOOL_NAMES, DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS, type McpServerConfig, type PtcConfig } from '../config/config-schema';
 import type { PolicyRule } from '../policy/admit';
 import { createProgramStore } from '../ptc/program-store';
+import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { McpConnection, McpToolInfo } from '../runtime/mcp-connection';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { builtinTools } from '../tools/builtin-tools';
 import { createCommandTool } from '../tools/command-tool';
 import type { ToolSpec } from '../tools/define-tool';
+import { createDescribeTool, listsBriefly, markBrief } from '../tools/describe';
+import { createProgramTool, type ProgramToolOptions } from '../tools/program-tool';
 import { createPtcTool, eligibleTools } from '../tools/ptc';
 
 /** The tools of a session and what governs them. */
 export interface Toolset {
-  /** Every tool, in prompt order: built-ins, registered tools, then `ptc`. */
+  /** Every tool, in prompt order: built-ins, registered tools, `describe` when they are listed briefly, then `ptc`. */
   tools: ToolSpec[];
   /** The tools programs may call. */
   eligible: ToolSpec[];
   rules: readonly PolicyRule[];
   limits: SandboxLimits;
+  /** One line per saved program left out (no `fence:` prefix). */
+  problems: string[];
+  /** The registered tools are listed by name and one line, and `describe` is among `tools` (see `registeredListing`). */
+  brief: boolean;
 }
 
 /** Sandbox limits from the `[ptc]` table of the config. */
@@ -35,21 +42,77 @@ export function sandboxLimits(ptc: PtcConfig): SandboxLimits {
 
 /**
  * Builds a session's tools from the config: the built-ins, one tool per `[tools.<name>]`
- * command, the `extra` tools (those of the MCP servers, see `startMcpServers`), and the `ptc`
- * tool over the ones programs may call. Programs' `store()` is kept in the session folder.
+ * command, the `extra` tools (those of the MCP servers, see `startMcpServers`), the approved
+ * saved `programs` (see `approvedPrograms`), and the `ptc` tool over the ones programs may
+ * call. When the registered tools would take too much of the prompt, they are listed by name
+ * and one line, with `describe` (see `registeredListing`). Programs' `store()` is kept in the
+ * session folder.
  */
-export function buildToolset(config: FenceConfig, session: { id: string; dir: string }, extra: readonly ToolSpec[] = []): Toolset {
-  const base = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
-  const eligible = eligibleTools(base, config.ptc.eligible);
+export function buildToolset(
+  config: FenceConfig,
+  session: { id: string; dir: string },
+  extra: readonly ToolSpec[] = [],
+  programs: readonly SavedProgram[] = [],
+): Toolset {
+  const mcpAndCommands = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
-  const ptc = createPtcTool({
-    tools: eligible,
-    rules: config.policy,
-    limits,
-    store: createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024),
-    session,
-  });
-  return { tools: [...base, ptc], eligible, rules: config.policy, limits };
+  const store = createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
+  // Saved programs call the session's eligible tools, themselves among them, once all are made.
+  let eligible: ToolSpec[] = [];
+  const saved = savedProgramTools(programs, mcpAndCommands, { tools: () => eligible, rules: config.policy, limits, store, session });
+  const listing = registeredListing([...mcpAndCommands, ...saved.tools], config);
+  const base = listing.tools;
+  eligible = eligibleTools(base, config.ptc.eligible);
+  const ptc = createPtcTool({ tools: eligible, rules: config.policy, limits, store, session });
+  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, problems: saved.problems, brief: listing.brief };
+}
+
+/**
+ * How the registered tools (all but the built-ins) are listed: in full, or — when their full
+ * descriptions would be over `brief_tools_above_tokens` (see `listsBriefly`) — as copies marked
+ * `brief`, with the `describe` tool over them. The built-ins are always in full.
+ */
+export function registeredListing(tools: readonly ToolSpec[], config: FenceConfig): { tools: ToolSpec[]; describe: ToolSpec[]; brief: boolean } {
+  const builtins: readonly string[] = BUILTIN_TOOL_NAMES;
+  const registered = tools.filter((tool) => !builtins.includes(tool.name));
+  if (!listsBriefly(registered, config.briefToolsAboveTokens ?? DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS)) return { tools: [...tools], describe: [], brief: false };
+  const marked = new Map(markBrief(registered).map((tool) => [tool.name, tool]));
+  const listed = tools.map((tool) => marked.get(tool.name) ?? tool);
+  return { tools: listed, describe: [createDescribeTool([...marked.values()]) as ToolSpec], brief: true };
+}
+
+/** Tools a session adds beside the configured ones, whose names a saved program cannot take. */
+const SESSION_TOOL_NAMES: readonly string[] = ['ptc', 'describe', 'complete'];
+
+/**
+ * The approved programs as tools (see `createProgramTool`). One whose name another tool has
+ * is left out with a line in `problems`. A program is mutating when a tool it may call is:
+ * a mutating tool of `others`, a mutating program, or a tool this session does not have.
+ */
+export function savedProgramTools(
+  programs: readonly SavedProgram[],
+  others: readonly ToolSpec[],
+  options: ProgramToolOptions,
+): { tools: ToolSpec[]; problems: string[] } {
+  const byName = new Map(others.map((tool) => [tool.name, tool]));
+  const records = new Map(programs.map((program) => [program.record.name, program.record]));
+  const isMutating = (name: string, seen: ReadonlySet<string> = new Set()): boolean => {
+    const tool = byName.get(name);
+    if (tool) return tool.mutating;
+    const record = records.get(name);
+    if (!record || seen.has(name)) return !record;
+    return record.tools.some((inner) => isMutating(inner, new Set([...seen, name])));
+  };
+  const tools: ToolSpec[] = [];
+  const problems: string[] = [];
+  for (const program of programs) {
+    if (byName.has(program.record.name) || SESSION_TOOL_NAMES.includes(program.record.name)) {
+      problems.push(`saved program ${programLabel(program.record)} left out: another tool is named ${program.record.name}`);
+      continue;
+    }
+    tools.push(createProgramTool(program, options, (name) => isMutating(name, new Set([program.record.name]))));
+  }
+  return { tools, problems };
 }
 
 /** One MCP server after its start: its connection, and its tools or why it has none. */

@@ -14,6 +14,13 @@ export const TOOL_FORMATS = ['markdown', 'xml', 'tool'] as const;
 /** Names of the built-in tools; a user tool may not take one. */
 export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc'] as const;
 
+/**
+ * Estimated tokens (four characters a token) that the full descriptions of the registered
+ * tools (`[tools.<name>]`, MCP tools, saved programs) may take before they are listed by name
+ * and one line only, with the `describe` tool for the rest (`brief_tools_above_tokens`).
+ */
+export const DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS = 2000;
+
 /** A JSON object (a JSON schema, here), as TOML gives it. */
 export type JsonObject = Record<string, unknown>;
 
@@ -124,6 +131,8 @@ export interface ConfigFile {
   models?: Record<string, ModelInfo>;
   /** MCP servers by name (`[mcp.servers.<name>]`). */
   mcpServers?: Record<string, McpServerConfig>;
+  /** See `DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS`. */
+  briefToolsAboveTokens?: number;
 }
 
 /** A "expected …, got …" message; "missing" when the key is absent. */
@@ -158,6 +167,7 @@ function stringArray(what = 'an array of strings') {
 const text = z.string({ error: expected('a string') });
 const positiveNumber = z.number({ error: expected('a positive number') }).positive({ error: 'expected a positive number' });
 const positiveInt = z.int({ error: expected('a positive integer') }).positive({ error: 'expected a positive integer' });
+const nonNegativeInt = z.int({ error: expected('a non-negative integer') }).nonnegative({ error: 'expected a non-negative integer' });
 const nonNegativeNumber = z.number({ error: expected('a non-negative number') }).nonnegative({ error: 'expected a non-negative number' });
 
 /**
@@ -320,14 +330,16 @@ const fileSchema = z.strictObject({
   ptc: ptcSchema.optional(),
   models: z.record(z.string(), modelSchema, { error: expected('a table of models, e.g. [models."openai/gpt-5"]') }).optional(),
   mcp: mcpSchema.optional(),
+  brief_tools_above_tokens: nonNegativeInt.optional(),
 });
 
 /** One configuration file, with its keys as `ConfigFile` names them. */
 export const configFileSchema = fileSchema.transform(
-  ({ tool_format: toolFormat, mcp, ...rest }): ConfigFile => ({
+  ({ tool_format: toolFormat, mcp, brief_tools_above_tokens: briefToolsAboveTokens, ...rest }): ConfigFile => ({
     ...rest,
     ...(toolFormat ? { toolFormat } : {}),
     ...(mcp?.servers ? { mcpServers: mcp.servers } : {}),
+    ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
   }),
 );
 

@@ -19,6 +19,7 @@ import { configHome } from './paths';
 
 export {
   BUILTIN_TOOL_NAMES,
+  DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS,
   DEFAULT_PTC_CONFIG,
   TOOL_FORMATS,
   type CommandToolConfig,
@@ -50,6 +51,12 @@ export interface FenceConfig {
    * The project's table for a name replaces the user's whole.
    */
   mcpServers: Record<string, McpServerConfig>;
+  /**
+   * Above how many estimated tokens of full descriptions the registered tools are listed
+   * briefly (`brief_tools_above_tokens`, the project's over the user's). Absent when neither
+   * file sets it: `DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS`.
+   */
+  briefToolsAboveTokens?: number;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
 }
@@ -128,6 +135,7 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
 
 /** The project's file over the user's (see `loadConfig`), with defaults filled in. */
 export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources'> {
+  const briefToolsAboveTokens = project.briefToolsAboveTokens ?? user.briefToolsAboveTokens;
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
     tools: { ...user.tools, ...project.tools },
@@ -135,6 +143,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
     mcpServers: { ...user.mcpServers, ...project.mcpServers },
+    ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
   };
 }
 
@@ -151,6 +160,9 @@ function mergeModels(user: ConfigFile['models'], project: ConfigFile['models']):
   for (const [id, info] of Object.entries(project ?? {})) merged[id] = { ...merged[id], ...info };
   return merged;
 }
+
+/** fence's own tools that only some sessions have: `complete` in autonomous runs, `describe` with many tools. */
+const OCCASIONAL_TOOL_NAMES = ['complete', 'describe'];
 
 /** Names that the programs a model writes already use, so a user tool cannot take them. */
 const PROGRAM_GLOBALS = ['print', 'console', 'tools', 'gather', 'unique', 'store', 'load', 'JSON'];
@@ -170,6 +182,7 @@ export function toolNameProblem(name: string): string | undefined {
     return 'a tool name must be a JavaScript identifier (letters, digits, _ and $, not starting with a digit), e.g. get_expenses';
   }
   if ((BUILTIN_TOOL_NAMES as readonly string[]).includes(name)) return `"${name}" is the name of a built-in tool; choose another name`;
+  if (OCCASIONAL_TOOL_NAMES.includes(name)) return `"${name}" is the name of a tool fence offers in some sessions; choose another name`;
   if (RESERVED_WORDS.has(name)) return `"${name}" is a reserved word of JavaScript; choose another name`;
   if (PROGRAM_GLOBALS.includes(name)) return `"${name}" is already a global of programs; choose another name`;
   return undefined;

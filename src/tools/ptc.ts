@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import type { PolicyRule } from '../policy/admit';
+import { defaultArguments, parseSignature } from '../ptc/program-params';
 import type { ProgramStore } from '../ptc/program-store';
 import { PYTHON_PRINCIPAL } from '../ptc/python-bridge';
 import { runProgram, type ProgramRun, type ProgramTool } from '../ptc/run-program';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { toolDeclarations } from './declarations';
+import { briefLine, DESCRIBE_TOOL } from './describe';
 import { defineTool, type ToolContext, type ToolSpec } from './define-tool';
 import { invokeTool } from './invoke-tool';
 
@@ -46,6 +48,23 @@ export interface PtcToolOptions {
   session: { id: string; dir: string };
 }
 
+/**
+ * The tools programs can call, for `ptc`'s instructions: those listed in full as TypeScript
+ * declarations in a ```` ```ts ```` block, then those listed briefly (`brief`) one a line, with
+ * a sentence sending the model to `describe` for their parameters.
+ */
+export function programToolListing(tools: readonly ToolSpec[]): string[] {
+  const full = tools.filter((tool) => !tool.brief);
+  const brief = tools.filter((tool) => tool.brief);
+  const lines = full.length > 0 ? ['```ts', toolDeclarations(full), '```'] : [];
+  if (brief.length === 0) return lines;
+  return [
+    ...lines,
+    `${full.length > 0 ? 'More tools' : 'Tools'}, listed by name only: the ${DESCRIBE_TOOL} tool gives a tool's parameters and result; describe one before a program calls it.`,
+    ...brief.map((tool) => `- ${briefLine(tool)}`),
+  ];
+}
+
 /** Makes the `ptc` tool: runs a ```` ```ptc ```` block as a program over the eligible tools. */
 export function createPtcTool(options: PtcToolOptions) {
   const names = options.tools.map((t) => t.name);
@@ -56,9 +75,9 @@ export function createPtcTool(options: PtcToolOptions) {
       'Use it when a task needs several tool calls: a loop, parallel reads, filtering or totals. The program (`code`) runs in a sandbox; only what it prints and its top-level `return` value come back to you, so keep large data inside it.',
       'Each tool is an async function of one object argument: `await read({ path: "a.txt" })`, also `tools.read(...)`; a failed or refused call throws an Error.',
       'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel; unique(array); store(key, value) and load(key) keep JSON values for later programs. No file system, network, require or import: use the tools.',
-      'Start the program with a comment saying what it is for: `// intent: <purpose>`.',
+      'Start the program with a comment saying what it is for: `// intent: <purpose>`. Values worth changing on reuse can be declared below it as `// param name: type = default — what it is` and read as `args.name`.',
       names.length > 0 ? 'The tools programs can call:' : 'No tools can be called from programs in this session.',
-      ...(names.length > 0 ? ['```ts', toolDeclarations(options.tools), '```'] : []),
+      ...programToolListing(options.tools),
     ].join('\n'),
     example: {
       code: [
@@ -76,7 +95,11 @@ export function createPtcTool(options: PtcToolOptions) {
     mutating: options.tools.some((t) => t.mutating),
     async execute({ code }, ctx) {
       if (!code.trim()) return { output: 'The program was empty: write the JavaScript to run.', isError: true };
+      const signature = parseSignature(code);
+      if (signature.errors.length > 0) return { output: `The program's declarations cannot be read: ${signature.errors.join('; ')}`, isError: true };
       const run = await runProgram({
+        // Declared parameters run with their defaults here; called as a saved program, with its arguments.
+        ...(signature.parameters.length > 0 ? { args: defaultArguments(signature.parameters) } : {}),
         code,
         tools: programTools(options.tools, ctx, options.rules),
         session: options.session,

@@ -204,6 +204,28 @@ describe('toolSchemas', () => {
   it('matches the snapshot of the built-in definitions', () => {
     expect(schemas).toMatchSnapshot();
   });
+
+  it('gives a brief tool a definition with its one line, a note sending to describe, and open parameters', () => {
+    const brief = { ...nativeOnly, brief: true };
+    const definitions = toolSchemas([byName('read'), brief, { ...programOnly, brief: true }]);
+    expect(definitions.map((d) => d.name)).toEqual(['read', 'ping']);
+    expect(definitions[1]).toEqual({ name: 'ping', description: 'Ping a host.\nCall describe with its name for its parameters.', parameters: { type: 'object' } });
+    expect(definitions[0]).toEqual(toolSchemas([byName('read')])[0]);
+  });
+});
+
+describe('buildSystemPrompt with brief tools', () => {
+  it('gives a brief tool with a block form its heading, description and form, and sends the model to describe', () => {
+    const brief = { ...fakeTool({ name: 'stamp' }).spec, brief: true, block: { args: ['path'] } };
+    const prompt = buildSystemPrompt({ tools: [brief, byName('read')], workspace: '/w', format: 'markdown', now });
+    expect(prompt).toContain('## stamp\nThe stamp tool, for tests.\nForm: ```stamp <path>\n```\nCall describe with its name for how to use it.\n\n## read\n');
+    expect(prompt).not.toContain('Call stamp.');
+  });
+
+  it('changes nothing for tools that are not brief', () => {
+    const prompt = buildSystemPrompt({ tools: withPtc, workspace: '/w', format: 'markdown', now });
+    expect(prompt).not.toContain('describe');
+  });
 });
 
 describe('readAgentsFile', () => {

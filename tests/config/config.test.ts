@@ -114,6 +114,15 @@ cache_write_per_mtok = 0
     expect(await projectError('tool_format = 1\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got an integer');
   });
 
+  it('reads brief_tools_above_tokens, the project over the user, and leaves it out when neither sets it', async () => {
+    const neither = await writeConfigs({ project: 'tool_format = "xml"\n' });
+    expect('config' in neither && 'briefToolsAboveTokens' in neither.config).toBe(false);
+    expect(await writeConfigs({ user: 'brief_tools_above_tokens = 500\n' })).toMatchObject({ config: { briefToolsAboveTokens: 500 } });
+    expect(await writeConfigs({ user: 'brief_tools_above_tokens = 500\n', project: 'brief_tools_above_tokens = 0\n' })).toMatchObject({ config: { briefToolsAboveTokens: 0 } });
+    expect(await projectError('brief_tools_above_tokens = -1\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer');
+    expect(await projectError('brief_tools_above_tokens = "many"\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer, got a string');
+  });
+
   it('merges the project file over the user file', async () => {
     const result = await writeConfigs({
       user: `
@@ -205,7 +214,7 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp, brief_tools_above_tokens)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
@@ -288,6 +297,8 @@ max_output_tokens = 64000
     expect(await projectError(tool('ptc'))).toMatch(/built-in tool/);
     expect(await projectError(tool('delete'))).toMatch(/reserved word/);
     expect(await projectError(tool('print'))).toMatch(/already a global of programs/);
+    expect(await projectError(tool('describe'))).toBe('fence.toml: tools.describe: "describe" is the name of a tool fence offers in some sessions; choose another name');
+    expect(await projectError(tool('complete'))).toMatch(/a tool fence offers in some sessions/);
   });
 
   it('refuses parameters that are not an object schema', async () => {

@@ -164,8 +164,12 @@ describe('an approved program as a tool', () => {
     approveTrace('writer', { ...trace, code: `${trace.code}\n// save({ path: "n.txt", content: "x" }) in a later version` }, ['save']);
     const readOnly = await approve('read', '// intent: shadow read\nreturn 2;');
     expect(readOnly.record.name).toBe('read');
+    await approve('describe', '// intent: shadow describe\nreturn 3;');
     const toolset = buildToolset(config({ ptc: { eligible: ['save'] } }), sessionRef(), [], approvedPrograms(roots()));
     expect(tool(toolset.tools, 'writer').mutating).toBe(true);
-    expect(toolset.problems).toEqual(['saved program read@1 left out: another tool is named read']);
+    expect(toolset.problems).toEqual([
+      'saved program describe@1 left out: another tool is named describe',
+      'saved program read@1 left out: another tool is named read',
+    ]);
   });
 });

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { buildSystemPrompt, toolSchemas } from '../../src/agent/system-prompt';
+import type { FenceConfig } from '../../src/config/config';
+import { DEFAULT_PTC_CONFIG, type CommandToolConfig } from '../../src/config/config-schema';
+import type { ProgramRun } from '../../src/ptc/run-program';
+import type { McpToolInfo } from '../../src/runtime/mcp-connection';
+import { buildToolset } from '../../src/cli/toolset';
+import type { ToolSpec } from '../../src/tools/define-tool';
+import { createMcpTools, type McpCaller } from '../../src/tools/mcp-tool';
+import { useTempSession } from '../support/temp-session';
+import { makeToolContext, useTempWorkspace } from '../support/tool-context';
+
+const workspace = useTempWorkspace('fence-toolset-brief-');
+const session = useTempSession();
+const sessionRef = () => ({ id: session().id, dir: session().dir });
+const now = new Date('2026-03-04T05:06:07Z');
+
+function config(fields: { tools?: Record<string, CommandToolConfig>; briefToolsAboveTokens?: number } = {}): FenceConfig {
+  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [], ...fields };
+}
+
+/** A server that answers each call with the arguments it got, as JSON. */
+const echoes: McpCaller = { callTool: async (_name, args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) };
+
+/** `count` MCP tools of one server, of the kind public servers list: a sentence or two and three described parameters. */
+function mcpTools(count: number): ToolSpec[] {
+  const listed: McpToolInfo[] = Array.from({ length: count }, (_, i) => ({
+    name: `search_${i}`,
+    description: `Search the records of kind ${i} by their fields. Results are sorted by the time they last changed, newest first.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        project: { type: 'string', description: `The project that owns the records of kind ${i}, as owner/name` },
+        query: { type: 'string', description: 'Words to look for in the title and body' },
+        limit: { type: 'integer', description: 'How many to return, at most 100 (default 20)' },
+      },
+      required: ['project', 'query'],
+    },
+  }));
+  return createMcpTools('tracker', { command: 'tracker-mcp' }, echoes, listed);
+}
+
+const names = (tools: readonly ToolSpec[]) => tools.map((tool) => tool.name);
+const prompt = (tools: readonly ToolSpec[], format: 'markdown' | 'tool') => buildSystemPrompt({ tools, workspace: '/w', format, now });
+
+describe('a session with a few registered tools', () => {
+  it('lists them in full and offers no describe tool', () => {
+    const toolset = buildToolset(config(), sessionRef(), mcpTools(3));
+    expect(toolset.brief).toBe(false);
+    expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'tracker_search_0', 'tracker_search_1', 'tracker_search_2', 'ptc']);
+    expect(toolset.tools.some((tool) => tool.brief)).toBe(false);
+    const markdown = prompt(toolset.tools, 'markdown');
+    expect(markdown).toContain('declare function tracker_search_2(args: {');
+    expect(markdown).not.toContain('describe');
+    const native = toolSchemas(toolset.tools).find((tool) => tool.name === 'tracker_search_0');
+    expect(native?.parameters).toMatchObject({ properties: { project: { type: 'string' } }, required: ['project', 'query'] });
+  });
+});
+
+describe('a session with many registered tools', () => {
+  it('lists them by name and one line in the markdown prompt, with describe, and the built-ins in full', () => {
+    const toolset = buildToolset(config(), sessionRef(), mcpTools(50));
+    expect(toolset.brief).toBe(true);
+    expect(names(toolset.tools).slice(-3)).toEqual(['tracker_search_49', 'describe', 'ptc']);
+    expect(toolset.eligible.filter((tool) => tool.brief)).toHaveLength(50);
+    const markdown = prompt(toolset.tools, 'markdown');
+    expect(markdown).toContain('\n## describe\n');
+    expect(markdown).toContain('declare function read(args: {');
+    expect(markdown).not.toContain('declare function tracker_');
+    expect(markdown).toContain('\n- tracker_search_7 — Search the records of kind 7 by their fields. Results are sorted by the time they last changed, newest first.\n');
+    expect(markdown.match(/^- tracker_search_\d+ — /gm)).toHaveLength(50);
+  });
+
+  it('gives each one a native definition with open parameters, beside the full built-ins and describe', () => {
+    const toolset = buildToolset(config(), sessionRef(), mcpTools(50));
+    const definitions = toolSchemas(toolset.tools);
+    expect(definitions.map((d) => d.name)).toEqual(names(toolset.tools));
+    const brief = definitions.filter((d) => d.name.startsWith('tracker_'));
+    expect(brief).toHaveLength(50);
+    expect(brief.every((d) => JSON.stringify(d.parameters) === '{"type":"object"}' && d.description.endsWith('\nCall describe with its name for its parameters.'))).toBe(true);
+    expect(definitions.find((d) => d.name === 'read')?.parameters).toMatchObject({ properties: { path: { type: 'string' } } });
+    expect(definitions.find((d) => d.name === 'describe')?.parameters).toMatchObject({ required: ['tools'] });
+  });
+
+  it('costs at most twice the prompt of five tools, in markdown and native', () => {
+    const size = (tools: readonly ToolSpec[], format: 'markdown' | 'tool') =>
+      prompt(tools, format).length + (format === 'tool' ? JSON.stringify(toolSchemas(tools)).length : 0);
+    for (const format of ['markdown', 'tool'] as const) {
+      const five = size(buildToolset(config(), sessionRef(), mcpTools(5)).tools, format);
+      const fifty = size(buildToolset(config(), sessionRef(), mcpTools(50)).tools, format);
+      expect(fifty).toBeLessThan(2 * five);
+    }
+  });
+
+  it('describes a brief tool and runs it from a program like any other', async () => {
+    const { tools } = buildToolset(config(), sessionRef(), mcpTools(50));
+    const ctx = makeToolContext(workspace());
+    const describe = tools.find((tool) => tool.name === 'describe');
+    const ptc = tools.find((tool) => tool.name === 'ptc');
+    if (!describe || !ptc) throw new Error('no describe or ptc tool');
+    const described = await describe.execute(describe.parameters.parse({ tools: 'tracker_search_4' }), ctx);
+    expect(described.output).toContain('await tracker_search_4({ project: "...", query: "..." })');
+    const code = 'return await tracker_search_4({ project: "a/b", query: "late" });';
+    const result = await ptc.execute(ptc.parameters.parse({ code }), ctx);
+    expect(result.isError).toBe(false);
+    expect(result.value).toEqual({ project: 'a/b', query: 'late' });
+    expect((result.details as ProgramRun).trace.calls.map((call) => call.tool)).toEqual(['tracker_search_4']);
+  });
+
+  it('follows brief_tools_above_tokens: 0 lists even one command tool briefly', () => {
+    const tools = { lookup: { description: 'Look up an employee by id', command: ['true'] } };
+    expect(buildToolset(config({ tools }), sessionRef()).brief).toBe(false);
+    const toolset = buildToolset(config({ tools, briefToolsAboveTokens: 0 }), sessionRef());
+    expect(toolset.brief).toBe(true);
+    expect(names(toolset.tools).slice(-3)).toEqual(['lookup', 'describe', 'ptc']);
+    expect(toolset.tools.find((tool) => tool.name === 'read')?.brief).toBeUndefined();
+  });
+
+  it('keeps many tools in full when the threshold is above them', () => {
+    const toolset = buildToolset(config({ briefToolsAboveTokens: 1_000_000 }), sessionRef(), mcpTools(50));
+    expect(toolset.brief).toBe(false);
+    expect(names(toolset.tools)).not.toContain('describe');
+  });
+});
