@@ -14,6 +14,7 @@ import { startFakeLlm } from '../tests/support/fake-llm';
 import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
+import { programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
@@ -184,6 +185,13 @@ for (const [i, five] of mcp5.entries()) {
   const fifty = mcp50[i]!;
   console.log(`| one server | ${five.format} | ${five.added} / ${five.total} | ${fifty.added} / ${fifty.total} | ${(fifty.total / five.total).toFixed(2)}× | ≤ 2× |`);
 }
+
+console.log('\n| saved programs | fence | aim |\n|---|---|---|');
+for (const calls of [17, 200, 999]) {
+  const replay = await replayFigures(calls);
+  console.log(`| replay a recorded test of ${calls} calls (in-process) | ${fmt(replay.ms, 'ms')} (${replay.perCallUs.toFixed(0)} µs a call) | linear in calls |`);
+}
+console.log(`| \`fence programs test over_limit\` (17 recorded calls), wall | ${fmt(await programsTestWallTime(), 'ms')} | no server started |`);
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);

@@ -66,6 +66,11 @@ export function parseSignature(code: string): ProgramSignature {
     const param = PARAM_LINE.exec(trimmed);
     if (!param) continue;
     const [, name = '', question, rest = ''] = param;
+    // Every object has these (arguments too): such a parameter could never be left out or read.
+    if (name in Object.prototype) {
+      signature.errors.push(`${at}: parameter ${name}: every JavaScript object has a "${name}" already; choose another name`);
+      continue;
+    }
     const parsed = parseParameter(name, question === '?', rest);
     if ('error' in parsed) signature.errors.push(`${at}: parameter ${name}: ${parsed.error}`);
     else if (signature.parameters.some((p) => p.name === name)) signature.errors.push(`${at}: parameter ${name} is declared twice`);
@@ -107,7 +112,7 @@ function splitDescription(text: string): [string, string | undefined] {
     if (char === '\\' && quoted) i++;
     else if (char === '"') quoted = !quoted;
     else if (!quoted && char === ' ') {
-      const match = /^ (—|--|-) /.exec(text.slice(i));
+      const match = /^ (?:—|--|-)(?: |$)/.exec(text.slice(i));
       if (match) return [text.slice(0, i), text.slice(i + match[0].length).trim() || undefined];
     }
   }
@@ -125,21 +130,56 @@ function indexOutsideQuotes(text: string, wanted: string): number {
   return -1;
 }
 
-/** The zod schema of a declared type, or undefined when the type is not one fence reads. */
+/** `text` cut at each `|` outside double quotes and parentheses (a literal may hold one). */
+function splitUnion(text: string): string[] {
+  const parts: string[] = [];
+  let quoted = false;
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '\\' && quoted) i++;
+    else if (char === '"') quoted = !quoted;
+    else if (!quoted && char === '(') depth++;
+    else if (!quoted && char === ')') depth--;
+    else if (!quoted && depth === 0 && char === '|') {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts.map((part) => part.trim());
+}
+
+/**
+ * The zod schema of a declared type, or undefined when the type is not one fence reads. `|`
+ * binds loosest, as in TypeScript: `"a" | "b"[]` is `"a"` or an array of `"b"`, which is not
+ * a union of literals and so not read; `("a" | "b")[]` is an array of either.
+ */
 function typeSchema(type: string): z.ZodType | undefined {
+  const alternatives = splitUnion(type);
+  if (alternatives.length > 1) {
+    const values = alternatives.map(stringLiteral);
+    return values.every((value) => value !== undefined) ? z.enum(values as [string, ...string[]]) : undefined;
+  }
   if (type.endsWith('[]')) {
     const item = typeSchema(type.slice(0, -2).trim());
     return item && z.array(item);
   }
   if (type.startsWith('(') && type.endsWith(')')) return typeSchema(type.slice(1, -1).trim());
   if (Object.hasOwn(BASE_SCHEMAS, type)) return BASE_SCHEMAS[type]?.();
-  const literals = type.split('|').map((part) => part.trim());
-  const values: string[] = [];
-  for (const literal of literals) {
-    if (!/^"(?:[^"\\]|\\.)*"$/.test(literal)) return undefined;
-    values.push(JSON.parse(literal) as string);
+  const literal = stringLiteral(type);
+  return literal === undefined ? undefined : z.enum([literal]);
+}
+
+/** The value of a double-quoted JSON string literal, or undefined when `text` is not one. */
+function stringLiteral(text: string): string | undefined {
+  if (!/^"(?:[^"\\]|\\.)*"$/.test(text)) return undefined;
+  try {
+    return JSON.parse(text) as string;
+  } catch {
+    return undefined;
   }
-  return values.length > 0 ? z.enum(values as [string, ...string[]]) : undefined;
 }
 
 /**

@@ -14,19 +14,27 @@ export interface ReplayOutcome {
 /**
  * Runs `code` in a fresh sandbox with the test's arguments, where every tool is the recording:
  * a call gets the recorded outcome of the first unused recorded call to the same tool with
- * equal arguments (so calls made in parallel may come in any order). No real tool, server or
+ * JSON-equal arguments (key order aside) (so calls made in parallel may come in any order). No real tool, server or
  * model is involved. The test passes when every call was recorded, every recorded call was
  * made, and the run ends the same: ok or not, stdout, result, and error kind and message.
  */
 export async function replayTest(code: string, test: ProgramTest, options: { tools: readonly string[]; signal?: AbortSignal }): Promise<ReplayOutcome> {
   const problems: string[] = [];
   const used = new Set<number>();
+  // The recorded calls by tool and arguments, each queue in recorded order: a lookup per call.
+  const waiting = new Map<string, number[]>();
+  test.calls.forEach((call, i) => {
+    const key = callKey(call.tool, call.args);
+    const queue = waiting.get(key);
+    if (queue) queue.push(i);
+    else waiting.set(key, [i]);
+  });
   const functions: Record<string, HostFunction> = {};
   const names = new Set([...options.tools, ...test.calls.map((call) => call.tool)]);
   for (const tool of names) {
     functions[tool] = async (args) => {
-      const index = test.calls.findIndex((call, i) => !used.has(i) && call.tool === tool && isDeepStrictEqual(normalize(call.args), normalize(args)));
-      if (index < 0) {
+      const index = waiting.get(callKey(tool, args))?.shift();
+      if (index === undefined) {
         problems.push(`the code called ${describeCall(tool, args)}, which the recording does not have`);
         throw new Error(`no recorded result for ${describeCall(tool, args)}`);
       }
@@ -59,6 +67,20 @@ export async function replayTest(code: string, test: ProgramTest, options: { too
     problems.push(`the result differs: recorded ${short(JSON.stringify(expected.result))}, now ${short(JSON.stringify(run.result))}`);
   }
   return { passed: problems.length === 0, problems, run };
+}
+
+/** A call as the recording is looked up by: the tool and its arguments as JSON with sorted keys. */
+function callKey(tool: string, args: unknown): string {
+  return `${tool}\u0000${canonicalJson(normalize(args))}`;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'undefined';
 }
 
 /** A value as JSON would carry it, so `undefined` properties and key order do not count. */

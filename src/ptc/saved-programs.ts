@@ -132,6 +132,8 @@ export function listPrograms(roots: readonly ProgramRoot[]): SavedProgram[] {
 
 /** The versions of one name in the first root that has it, oldest first. */
 export function programVersions(roots: readonly ProgramRoot[], name: string): SavedProgram[] {
+  // Only program names, as listPrograms: `../x` must not lead out of the roots.
+  if (checkProgramName(name)) return [];
   for (const root of roots) {
     const versions = readVersions(root, name);
     if (versions.length > 0) return versions;
@@ -211,7 +213,7 @@ export function toolsOfProgram(trace: ProgramTrace, known: readonly string[]): s
  * Saves a trace's program as the next version of `name` in `root`: `v<N>.js` with the code and
  * `v<N>.json` with its record and the trace as its first test. Refused, with the reason, for a
  * failed run, a trace that cannot be replayed, a bad name, code whose declarations cannot be
- * read, or code the newest version already has.
+ * read, or code one of its versions has already.
  */
 export function saveProgram(
   roots: readonly ProgramRoot[],
@@ -235,7 +237,7 @@ export function saveProgram(
   const sha256 = codeHash(trace.code);
   const same = versions.find((v) => v.record.sha256 === sha256);
   if (same) return { error: `${programLabel(same.record)} has this code already; add the trace as a test with fence programs test ${programLabel(same.record)} --add-test ${trace.id}` };
-  const version = (versions[versions.length - 1]?.record.version ?? 0) + 1;
+  const version = nextVersion(join(root.dir, name));
   const record: ProgramRecord = {
     name,
     version,
@@ -262,11 +264,21 @@ export function writeRecord(dir: string, record: ProgramRecord): void {
   renameSync(`${path}.tmp`, path);
 }
 
+/** The number after every version file in the folder, readable or not, so that none is written over. */
+function nextVersion(dir: string): number {
+  let highest = 0;
+  for (const file of safeReaddir(dir)) {
+    const match = /^v([1-9]\d*)\.(?:js|json)$/.exec(file);
+    if (match) highest = Math.max(highest, Number(match[1]));
+  }
+  return highest + 1;
+}
+
 function readVersions(root: ProgramRoot, name: string): SavedProgram[] {
   const dir = join(root.dir, name);
   const versions: SavedProgram[] = [];
   for (const file of safeReaddir(dir)) {
-    const match = /^v(\d+)\.json$/.exec(file);
+    const match = /^v([1-9]\d*)\.json$/.exec(file);
     if (!match) continue;
     const program = readVersion(root.scope, dir, name, Number(match[1]));
     if (program) versions.push(program);
