@@ -203,7 +203,11 @@ class SandboxRun {
       const outcome = this.slice(() => this.step(vm, main));
       if (outcome) return outcome;
       if (this.settled.length > 0 || vm.runtime.hasPendingJob()) continue;
-      if (this.inFlight === 0 && this.waiting.length === 0) return { ok: false, error: { kind: 'thrown', message: NEVER_SETTLED } };
+      if (this.inFlight === 0 && this.waiting.length === 0) {
+        // A chain of jobs that ran out of memory stops with a rejection nobody awaits: say so.
+        if (vm.nearLimit) return { ok: false, error: { kind: 'memory', message: this.memoryMessage(`${NEVER_SETTLED}, and the sandbox's memory was full`) } };
+        return { ok: false, error: { kind: 'thrown', message: NEVER_SETTLED } };
+      }
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
       });

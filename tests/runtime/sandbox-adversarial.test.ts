@@ -53,7 +53,15 @@ describe('CPU', () => {
   });
 
   it('stops an endless chain of microtasks', async () => {
-    await expectFailure(await run('const again = () => Promise.resolve().then(again);\nagain();\nawait new Promise(() => {});'), 'cpu_time');
+    // Each job queues the next and keeps nothing, so only the CPU limit can end it.
+    await expectFailure(await run('const again = () => { Promise.resolve().then(again); };\nagain();\nawait new Promise(() => {});'), 'cpu_time');
+  });
+
+  it('says memory when a chain of promises that holds on to each other fills it', async () => {
+    // Each promise waits on the next: the chain grows until an allocation fails in a job.
+    const code = 'const again = () => Promise.resolve().then(again);\nagain();\nawait new Promise(() => {});';
+    const result = await run(code, { limits: { cpuTimeMs: 10_000, wallTimeMs: 20_000, memoryBytes: 24 * MIB } });
+    await expectFailure(result, 'memory', /memory was full/);
   });
 
   it('stops a program made of few but slow native operations', async () => {
