@@ -48,6 +48,25 @@ describe('a session with an MCP server', () => {
     expect(results[1]?.content).toContain('The sum is 2');
   });
 
+  it('lists 50 server tools by name, describes one on demand and lets a program call it', { timeout: 60_000 }, async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--many', '50']) } } }));
+    cli.server
+      .reply((r) => r.text('```describe calc_tool_7\n```'))
+      .reply((r) => r.text('```ptc\n// intent: try tool 7\nprint(await calc_tool_7({ x: "a" }));\n```'))
+      .reply((r) => r.text('Tool 7 works.'));
+    const run = await fence(['try tool 7']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim()).toBe('Tool 7 works.');
+    const system = JSON.stringify(cli.server.requests[0]?.body.messages?.[0]);
+    expect(system).toContain('calc_tool_7 — Tool number 7.');
+    expect(system).not.toContain('declare function calc_tool_7');
+    const results = readOnlySessionLog(cli.dirs.home).filter((m) => m.meta?.toolResult);
+    expect(results.map((m) => m.meta?.tool)).toEqual(['describe', 'ptc']);
+    expect(results[0]?.content).toContain('## calc_tool_7');
+    expect(results[0]?.content).toContain('x?: string');
+    expect(results[1]?.content).toContain('tool 7');
+  });
+
   it('goes on without a server that does not start, saying so in one line', { timeout: 60_000 }, async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--fail-start']) } } }));
     cli.server.reply((r) => r.text('No tools needed.'));
