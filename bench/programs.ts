@@ -19,8 +19,8 @@ const MCP_EXAMPLE = resolve(import.meta.dirname, '../examples/finance/mcp');
 /** A lookup that answers at once with a small record. */
 const lookup: ProgramTool = async (args) => ({ decision: { action: 'allow' }, ok: true, value: { id: (args as { id: number }).id, amount: 12.5 } });
 
-/** Median time to replay a recorded run of `calls` parallel lookups, and the time per call. */
-export async function replayFigures(calls: number): Promise<{ calls: number; ms: number; perCallUs: number }> {
+/** Median time to replay a recorded run of `calls` parallel lookups. */
+export async function replayFigures(calls: number): Promise<{ calls: number; ms: number }> {
   const code = `const ids = Array.from({ length: ${calls} }, (_, i) => i);\nconst rows = await gather(ids.map((id) => lookup({ id })));\nprint(rows.reduce((s, r) => s + r.amount, 0));`;
   const session = { id: 'bench', dir: mkdtempSync(join(tmpdir(), 'fence-bench-programs-')) };
   const { trace } = await runProgram({ code, tools: { lookup }, session });
@@ -33,8 +33,7 @@ export async function replayFigures(calls: number): Promise<{ calls: number; ms:
     times.push(performance.now() - t0);
     if (!outcome.passed) throw new Error(`the replay failed: ${outcome.problems.join('; ')}`);
   }
-  const ms = median(times);
-  return { calls, ms, perCallUs: (ms * 1000) / calls };
+  return { calls, ms: median(times) };
 }
 
 /** Wall time of `fence programs test over_limit` (17 recorded calls), saved from a real run. */

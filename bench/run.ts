@@ -189,7 +189,7 @@ for (const [i, five] of mcp5.entries()) {
 console.log('\n| saved programs | fence | aim |\n|---|---|---|');
 for (const calls of [17, 200, 999]) {
   const replay = await replayFigures(calls);
-  console.log(`| replay a recorded test of ${calls} calls (in-process) | ${fmt(replay.ms, 'ms')} (${replay.perCallUs.toFixed(0)} µs a call) | linear in calls |`);
+  console.log(`| replay a recorded test of ${calls} calls (in-process) | ${fmt(replay.ms, 'ms')} | linear in calls |`);
 }
 console.log(`| \`fence programs test over_limit\` (17 recorded calls), wall | ${fmt(await programsTestWallTime(), 'ms')} | no server started |`);
 

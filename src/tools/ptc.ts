@@ -75,7 +75,7 @@ export function createPtcTool(options: PtcToolOptions) {
       'Use it when a task needs several tool calls: a loop, parallel reads, filtering or totals. The program (`code`) runs in a sandbox; only what it prints and its top-level `return` value come back to you, so keep large data inside it.',
       'Each tool is an async function of one object argument: `await read({ path: "a.txt" })`, also `tools.read(...)`; a failed or refused call throws an Error.',
       'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel; unique(array); store(key, value) and load(key) keep JSON values for later programs. No file system, network, require or import: use the tools.',
-      'Start the program with a comment saying what it is for: `// intent: <purpose>`. Values worth changing on reuse can be declared below it as `// param name: type = default — what it is` and read as `args.name`.',
+      'Start the program with a comment saying what it is for: `// intent: <purpose>`. Inputs worth changing may follow as `// param name: type = default` (read as `args.name`).',
       names.length > 0 ? 'The tools programs can call:' : 'No tools can be called from programs in this session.',
       ...programToolListing(options.tools),
     ].join('\n'),
