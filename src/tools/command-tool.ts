@@ -5,7 +5,7 @@ import type { Result } from 'execa';
 import { z } from 'zod';
 import type { CommandToolConfig } from '../config/config-schema';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
-import { programCall } from './notation';
+import { registeredCallHint } from './notation';
 import { seconds } from './prompt-text';
 import { exampleArguments } from './schema-example';
 
@@ -56,7 +56,7 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
   return defineTool({
     name,
     description: config.description,
-    instructions: instructionsFor(name, config, callers, example),
+    instructions: registeredCallHint(name, callers, example, config.returns),
     example,
     blockTypes: [],
     parameters: parameters as z.ZodObject,
@@ -201,13 +201,3 @@ function tailLines(text: string, count: number): string {
   return lines.slice(-count).join('\n');
 }
 
-/**
- * How to call a user tool, with placeholder arguments: `await get_expenses({ id: "..." })` in a
- * program, the JSON arguments for a tool only the model calls (in the native tool format).
- */
-function instructionsFor(name: string, config: CommandToolConfig, callers: readonly Caller[], example: Record<string, unknown>): string {
-  const returns = config.returns ? ` It returns ${config.returns}.` : '';
-  if (!callers.includes('program')) return `Call it as a tool with a JSON object of arguments: ${JSON.stringify(example)}.${returns}`;
-  const direct = callers.includes('direct') ? ' It can also be called directly as a tool with the same JSON arguments.' : '';
-  return `Call it from a program: ${programCall(name, example)}.${returns}${direct}`;
-}

@@ -23,16 +23,14 @@ export const BRIEF_DEFINITION_NOTE = `Call ${DESCRIBE_TOOL} with its name for it
 
 /**
  * Everything there is to know about one tool, as `describe` gives it: a heading, its
- * TypeScript declaration (see `toolDeclarations`) unless its instructions already give its
- * signature (an MCP tool's do), its instructions, and an example call — as a program writes it
+ * TypeScript declaration (see `toolDeclarations`), its instructions, and an example call — as a program writes it
  * when programs may call the tool, else its JSON arguments — unless the instructions already
  * show that call.
  */
 export function fullDescription(tool: ToolSpec): string {
   const byProgram = tool.callers.includes('program');
   const call = renderCall(tool, tool.example, byProgram ? 'program' : 'tool');
-  const declared = tool.instructions.includes(`${tool.name}(args:`) ? [] : ['```ts', toolDeclarations([tool]), '```'];
-  const lines = [`## ${tool.name}`, ...declared, tool.instructions];
+  const lines = [`## ${tool.name}`, '```ts', toolDeclarations([tool]), '```', tool.instructions];
   if (!tool.instructions.includes(call)) lines.push(byProgram ? `Example (in a program): ${call}` : `Example arguments of a direct call: ${call}`);
   return lines.join('\n');
 }

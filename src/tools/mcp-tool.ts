@@ -3,7 +3,7 @@ import type { McpServerConfig } from '../config/config-schema';
 import type { McpCallResult, McpConnection, McpContent, McpToolInfo } from '../runtime/mcp-connection';
 import { jsonSchemaToTypeScript } from './declarations';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
-import { programCall } from './notation';
+import { registeredCallHint } from './notation';
 import { exampleArguments, isRecord } from './schema-example';
 
 /** What an MCP tool needs of its server's connection. */
@@ -29,8 +29,8 @@ export function mcpToolName(server: string, tool: string): string {
  * - `name` is `mcpToolName(server, tool)`; `parameters` come from the tool's `inputSchema`
  *   (zod's `fromJSONSchema`), or an object with any keys when that fails or is not an object.
  * - `description` is the first line of the MCP description (cut to 120 characters);
- *   `instructions` give the arguments as a TypeScript type (with their descriptions), how to
- *   call it, and the whole description. `returns` is the type of its `outputSchema`, if any.
+ *   `instructions` say how to call it and what it returns, then the whole description when it
+ *   has more than that line. `returns` is the type of its `outputSchema`, if any.
  * - `callers` come from the server's config (default both); `blockTypes` is empty.
  * - `mutating` is true only when the server marks the tool `destructiveHint: true`: unmarked
  *   tools are taken as free of side effects, like command tools, so programs call them in
@@ -55,7 +55,7 @@ function createMcpTool(server: string, tool: McpToolInfo, callers: readonly Call
   return defineTool({
     name,
     description: firstLine(tool.description) || `Tool ${tool.name} of MCP server ${server}`,
-    instructions: instructionsFor(name, tool, schema, callers, example, returns),
+    instructions: instructionsFor(tool, name, callers, example, returns),
     example,
     blockTypes: [],
     parameters: parametersFor(schema),
@@ -117,23 +117,14 @@ function firstLine(description: string | undefined): string {
   return line.length <= DESCRIPTION_CHARS ? line : `${line.slice(0, DESCRIPTION_CHARS - 1).trimEnd()}…`;
 }
 
-/** The arguments as a type, how to call the tool, what it returns, then the server's whole description. */
-function instructionsFor(
-  name: string,
-  tool: McpToolInfo,
-  schema: Record<string, unknown>,
-  callers: readonly Caller[],
-  example: Record<string, unknown>,
-  returns: string | undefined,
-): string {
-  const lines = [`${name}(args: ${jsonSchemaToTypeScript(schema)})`];
-  const result = returns ? ` It returns ${returns}.` : '';
-  if (!callers.includes('program')) lines.push(`Call it as a tool with a JSON object of arguments: ${JSON.stringify(example)}.${result}`);
-  else {
-    const direct = callers.includes('direct') ? ' It can also be called directly as a tool with the same JSON arguments.' : '';
-    lines.push(`Call it from a program: ${programCall(name, example)}.${result}${direct}`);
-  }
+/**
+ * How to call the tool and what it returns, then the server's description when it says more
+ * than its first line (the tool's `description`). The arguments are not repeated: the native
+ * definition carries them as its schema, `ptc`'s declarations and `describe` as a type.
+ */
+function instructionsFor(tool: McpToolInfo, name: string, callers: readonly Caller[], example: Record<string, unknown>, returns: string | undefined): string {
+  const lines = [registeredCallHint(name, callers, example, returns)];
   const description = (tool.description ?? '').trim();
-  if (description !== '') lines.push('', description);
+  if (description !== '' && description !== firstLine(description)) lines.push('', description);
   return lines.join('\n');
 }

@@ -1,5 +1,5 @@
 import type { ToolFormat } from '../parse/tool-use';
-import type { ToolSpec } from './define-tool';
+import type { Caller, ToolSpec } from './define-tool';
 
 /**
  * How a tool call is written: in one of the model's three tool formats, as a call in a
@@ -102,6 +102,18 @@ function xmlBody(text: string, tag: string): string {
 
 function escapeAttribute(value: string): string {
   return value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
+}
+
+/**
+ * How to call a registered tool (a command or MCP tool), for its instructions: from a program
+ * with placeholder arguments (`await get_expenses({ id: "..." })`), adding that it can also be
+ * called directly, or, for a tool only the model calls, its JSON arguments; then what it returns.
+ */
+export function registeredCallHint(name: string, callers: readonly Caller[], example: Record<string, unknown>, returns: string | undefined): string {
+  const result = returns ? ` It returns ${returns}.` : '';
+  if (!callers.includes('program')) return `Call it as a tool with a JSON object of arguments: ${JSON.stringify(example)}.${result}`;
+  const direct = callers.includes('direct') ? ' It can also be called directly as a tool with the same JSON arguments.' : '';
+  return `Call it from a program: ${programCall(name, example)}.${result}${direct}`;
 }
 
 /** `await name({ key: "value" })`, with plain keys unquoted as a person would write them. */

@@ -162,11 +162,11 @@ describe('fullDescription', () => {
     expect(fullDescription(ping).split('\n').at(-1)).toBe('Example arguments of a direct call: {}');
   });
 
-  it("gives an MCP tool's instructions, which hold its signature and the server's whole text, without repeating them", () => {
+  it("gives an MCP tool's declaration, then its instructions with the call and the server's whole text", () => {
     const [members] = financeTools();
     if (!members) throw new Error('no tool');
     const text = fullDescription(members);
-    expect(text).toBe(`## finance_get_members\n${members.instructions}`);
+    expect(text).toBe(['## finance_get_members', '```ts', toolDeclarations([members]), '```', members.instructions].join('\n'));
     expect(text).toContain('/** The department id */');
     expect(text).toContain('await finance_get_members({ department: "..." })');
     expect(text).toContain('Members are sorted by name.');

@@ -69,10 +69,11 @@ describe('createMcpTools', () => {
     expect(spec.mutating).toBe(false);
     expect(spec.returns).toBe('{ sum: number }');
     expect(spec.resource?.({ a: 1, b: 2 }, makeToolContext(workspace()))).toBe('{"a":1,"b":2}');
-    expect(spec.instructions).toContain('everything_get_sum(args: {\n  /** the first number */\n  a: number;\n  b: number;\n})');
-    expect(spec.instructions).toContain('Call it from a program: await everything_get_sum({ a: 1, b: 1 }). It returns { sum: number }.');
-    expect(spec.instructions).toContain('Adds two numbers.\nBoth must be finite.');
-    expect(toolDeclarations([spec])).toContain('declare function everything_get_sum(args: {');
+    // The arguments travel as the schema or the declaration, never twice.
+    expect(spec.instructions).toBe(
+      'Call it from a program: await everything_get_sum({ a: 1, b: 1 }). It returns { sum: number }. It can also be called directly as a tool with the same JSON arguments.\n\nAdds two numbers.\nBoth must be finite.',
+    );
+    expect(toolDeclarations([spec])).toContain('declare function everything_get_sum(args: {\n  /** the first number */\n  a: number;\n  b: number;\n}): Promise<{ sum: number }>;');
   });
 
   it('takes callers from the config, and marks only destructive tools mutating', () => {
