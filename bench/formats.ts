@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { buildSystemPrompt, toolSchemas } from '../src/agent/system-prompt';
-import { buildToolset } from '../src/cli/toolset';
+import { buildToolset, sessionTools } from '../src/cli/toolset';
 import { loadConfig } from '../src/config/config';
 import { createMessage, type Message } from '../src/conversation/message';
 import { formatNativeCall } from '../src/llm/native-calls';
@@ -35,11 +35,11 @@ function count(text: string): number {
 }
 
 /** The built-in tools of a session with no configuration, as a new user has them, and `extra` tools (an MCP server's). */
-function builtinToolset(extra: readonly ToolSpec[] = []): ToolSpec[] {
+function builtinToolset(extra: readonly ToolSpec[] = [], format: ToolFormat = 'markdown'): ToolSpec[] {
   const loaded = loadConfig({ workspace: REPO, env: { HOME: '/nonexistent', XDG_CONFIG_HOME: '/nonexistent' } });
   if ('error' in loaded) throw new Error(loaded.error);
   // The repository has no fence.toml, so this is the default configuration.
-  return buildToolset(loaded.config, { id: 'bench', dir: '/nonexistent' }, extra).tools;
+  return sessionTools(buildToolset(loaded.config, { id: 'bench', dir: '/nonexistent' }, extra), format);
 }
 
 /** Tool definitions as an OpenAI request carries them. */
@@ -212,7 +212,6 @@ function sampleMcpTools(count: number): McpToolInfo[] {
  * few, by name and one line (with `describe`) when they are many (see `registeredListing`).
  */
 export function mcpPromptSize(mcpCount: number): { format: ToolFormat; total: number; added: number }[] {
-  const builtins = builtinToolset();
   const noCall: McpCaller = { callTool: async () => ({ content: [] }) };
   const mcp = createMcpTools('tracker', { command: 'tracker-mcp' }, noCall, sampleMcpTools(mcpCount));
   return (['markdown', 'tool'] as const).map((format) => {
@@ -220,8 +219,8 @@ export function mcpPromptSize(mcpCount: number): { format: ToolFormat; total: nu
       const system = count(buildSystemPrompt({ tools, workspace: '/home/user/project', format, now: new Date('2026-01-01') }));
       return system + (format === 'tool' ? count(JSON.stringify(openAITools(tools))) : 0);
     };
-    const base = size(builtins);
-    const total = size(builtinToolset(mcp));
+    const base = size(builtinToolset([], format));
+    const total = size(builtinToolset(mcp, format));
     return { format, total, added: total - base };
   });
 }

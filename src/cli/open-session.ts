@@ -13,10 +13,9 @@ import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
-import { completeTool } from '../tools/complete';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
-import { buildToolset, startMcpServers } from './toolset';
+import { buildToolset, sessionTools, startMcpServers } from './toolset';
 
 /** A new session with its tools and runtimes, ready for an Agent. */
 export interface OpenSession {
@@ -99,7 +98,7 @@ function openWithTools(
   const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) }, mcpTools, programs);
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
-  const tools = options.auto ? [...toolset.tools, completeTool] : toolset.tools;
+  const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto);
   const registry = new ToolRegistry(tools);
   const info = { model: options.modelId, workspace: options.workspace, toolFormat: options.format ?? 'markdown', tools: tools.map((t) => t.name) };
   let store: SessionStore;

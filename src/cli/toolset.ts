@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { FenceConfig } from '../config/config';
-import { BUILTIN_TOOL_NAMES, DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS, type McpServerConfig, type PtcConfig } from '../config/config-schema';
+import { BUILTIN_TOOL_NAMES, DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS, OCCASIONAL_TOOL_NAMES, type McpServerConfig, type PtcConfig } from '../config/config-schema';
 import type { PolicyRule } from '../policy/admit';
 import { createProgramStore } from '../ptc/program-store';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
@@ -8,6 +8,9 @@ import type { McpConnection, McpToolInfo } from '../runtime/mcp-connection';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { builtinTools } from '../tools/builtin-tools';
 import { createCommandTool } from '../tools/command-tool';
+import type { ToolFormat } from '../parse/tool-use';
+import { createCallTool } from '../tools/call';
+import { completeTool } from '../tools/complete';
 import type { ToolSpec } from '../tools/define-tool';
 import { createDescribeTool, listsBriefly, markBrief } from '../tools/describe';
 import { createProgramTool, type ProgramToolOptions } from '../tools/program-tool';
@@ -68,6 +71,16 @@ export function buildToolset(
 }
 
 /**
+ * The tools a session offers in a format: the toolset's, then in the block formats the `call`
+ * block when some tool has no block of its own (see `createCallTool`), then, in an autonomous
+ * run, `complete`.
+ */
+export function sessionTools(toolset: Pick<Toolset, 'tools'>, format: ToolFormat, auto = false): ToolSpec[] {
+  const call = format === 'tool' ? undefined : createCallTool(toolset.tools);
+  return [...toolset.tools, ...(call ? [call] : []), ...(auto ? [completeTool] : [])];
+}
+
+/**
  * How the registered tools (all but the built-ins) are listed: in full, or — when their full
  * descriptions would be over `brief_tools_above_tokens` (see `listsBriefly`) — as copies marked
  * `brief`, with the `describe` tool over them. The built-ins are always in full.
@@ -82,7 +95,7 @@ export function registeredListing(tools: readonly ToolSpec[], config: FenceConfi
 }
 
 /** Tools a session adds beside the configured ones, whose names a saved program cannot take. */
-const SESSION_TOOL_NAMES: readonly string[] = ['ptc', 'describe', 'complete'];
+const SESSION_TOOL_NAMES: readonly string[] = ['ptc', ...OCCASIONAL_TOOL_NAMES];
 
 /**
  * The approved programs as tools (see `createProgramTool`). One whose name another tool has
@@ -163,7 +176,7 @@ export async function startMcpServers(config: FenceConfig, cwd: string): Promise
   const started = await connectMcpServers(config.mcpServers, cwd);
   const problems: string[] = [];
   const tools: ToolSpec[] = [];
-  const taken = new Set<string>([...BUILTIN_TOOL_NAMES, 'complete', ...Object.keys(config.tools)]);
+  const taken = new Set<string>([...BUILTIN_TOOL_NAMES, ...OCCASIONAL_TOOL_NAMES, ...Object.keys(config.tools)]);
   const { createMcpTools } = started.length > 0 ? await import('../tools/mcp-tool') : { createMcpTools: undefined };
   for (const server of started) {
     if (!server.listed || !createMcpTools) {

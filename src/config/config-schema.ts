@@ -15,6 +15,13 @@ export const TOOL_FORMATS = ['markdown', 'xml', 'tool'] as const;
 export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc'] as const;
 
 /**
+ * Tools fence adds in some sessions only (`complete` in autonomous runs, `describe` when tools
+ * are listed briefly, `call` when a block format has tools without a block of their own):
+ * no user tool or saved program may take their names.
+ */
+export const OCCASIONAL_TOOL_NAMES: readonly string[] = ['complete', 'describe', 'call'];
+
+/**
  * Estimated tokens (four characters a token) that the full descriptions of the registered
  * tools (`[tools.<name>]`, MCP tools, saved programs) may take before they are listed by name
  * and one line only, with the `describe` tool for the rest (`brief_tools_above_tokens`).

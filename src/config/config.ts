@@ -7,6 +7,7 @@ import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import {
   BUILTIN_TOOL_NAMES,
+  OCCASIONAL_TOOL_NAMES,
   configFileSchema,
   DEFAULT_PTC_CONFIG,
   KNOWN_KEYS,
@@ -162,7 +163,6 @@ function mergeModels(user: ConfigFile['models'], project: ConfigFile['models']):
 }
 
 /** fence's own tools that only some sessions have: `complete` in autonomous runs, `describe` with many tools. */
-const OCCASIONAL_TOOL_NAMES = ['complete', 'describe'];
 
 /** Names that the programs a model writes already use, so a user tool cannot take them. */
 const PROGRAM_GLOBALS = ['print', 'console', 'tools', 'gather', 'unique', 'store', 'load', 'JSON'];

@@ -7,6 +7,9 @@ import type { Caller, ToolSpec } from './define-tool';
  */
 export type Notation = ToolFormat | 'program' | 'python';
 
+/** The tag of the block that calls a tool without a block form of its own (see `createCallTool`). */
+export const CALL_TAG = 'call';
+
 /**
  * The tools the model may call itself in a format: in markdown and XML those with a block
  * form, natively every tool callable directly.
@@ -26,12 +29,17 @@ interface BlockParts {
  * Writes one call of `spec` with `input` the way `notation` spells it, for examples in the
  * prompt and in error results. Markdown and XML map `input` onto the tool's block form (the
  * `block.args` words after the tag, the `block.content` parameter as the body); the native
- * format writes the arguments object as JSON; a program call is JavaScript. A tool without a
- * block form is written as a program call in markdown and XML (that is how it is reached).
+ * format writes the arguments object as JSON; a program call is JavaScript. In markdown and
+ * XML, a tool without a block form is written as a `call` block with its JSON arguments when
+ * the model may call it, else as a program call (that is how it is reached).
  */
 export function renderCall(spec: ToolSpec, input: Record<string, unknown>, notation: Notation): string {
   if (notation === 'tool') return JSON.stringify(input);
   if (notation === 'python') return pythonCall(spec.name, input);
+  if (notation !== 'program' && spec.blockTypes.length === 0 && spec.callers.includes('direct')) {
+    const parts = { tag: CALL_TAG, words: [spec.name], body: JSON.stringify(input) };
+    return notation === 'xml' ? xmlCall(parts) : markdownCall(parts);
+  }
   if (notation === 'program' || spec.blockTypes.length === 0) return programCall(spec.name, input);
   const parts = blockParts(spec, input);
   return notation === 'xml' ? xmlCall(parts) : markdownCall(parts);

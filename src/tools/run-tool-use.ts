@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ToolUse } from '../parse/tool-use';
 import type { Decision, PolicyRule } from '../policy/admit';
 import type { ToolContext, ToolResult, ToolSpec } from './define-tool';
+import { CALL_TOOL, resolveCall } from './call';
 import { invokeTool } from './invoke-tool';
 import { modelTools } from './notation';
 import type { ToolRegistry } from './registry';
@@ -39,7 +40,8 @@ export interface ToolRunOutcome {
 
 /**
  * Runs one tool use of the model with everything that surrounds every tool: lookup, mapping a
- * markdown block onto the tool's parameters, then `invokeTool` (validation, admission as
+ * markdown block onto the tool's parameters (a `call` block onto the tool it names, see
+ * `resolveCall`), then `invokeTool` (validation, admission as
  * principal `model`, catching what it throws), and cutting long output to head and tail (the
  * whole text saved to a file).
  *
@@ -51,12 +53,18 @@ export async function runToolUse(
   ctx: ToolContext,
   options: ToolRunOptions,
 ): Promise<ToolRunOutcome> {
-  const spec = use.format === 'tool' ? registry.get(use.tool) : registry.forTag(use.tool);
+  let spec = use.format === 'tool' ? registry.get(use.tool) : registry.forTag(use.tool);
   if (!spec) return { tool: use.tool, result: { output: noSuchTool(use.tool, registry, use.format), isError: true } };
   if (!spec.callers.includes('direct')) {
     return { tool: spec.name, result: { output: `${spec.name} can only be called from a program (a ptc block).`, isError: true } };
   }
-  const input = use.kwargs ?? blockInput(spec, use);
+  let input = use.kwargs ?? blockInput(spec, use);
+  if (spec.name === CALL_TOOL && use.format !== 'tool') {
+    // A call block runs as the tool it names, so admission, the log and the chat see that tool.
+    const resolved = await resolveCall(input, registry, use.format);
+    if ('error' in resolved) return { tool: CALL_TOOL, result: { output: resolved.error, isError: true } };
+    ({ spec, input } = resolved);
+  }
   const { result, decision, declined } = await invokeTool(spec, input, ctx, {
     principal: options.principal ?? 'model',
     rules: options.rules ?? [],

@@ -32,6 +32,18 @@ describe('a session with an MCP server', () => {
     expect(result?.content).toContain('The sum is 5');
   });
 
+  it('lets the model call a server tool with a call block in markdown, which the prompt explains', { timeout: 60_000 }, async () => {
+    configureCalc();
+    cli.server.reply((r) => r.text('```call calc_get_sum\n{"a": 2, "b": 5}\n```')).reply((r) => r.text('2 + 5 = 7.'));
+    const run = await fence(['add 2 and 5']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim()).toBe('2 + 5 = 7.');
+    expect(JSON.stringify(cli.server.requests[0]?.body.messages?.[0])).toContain('## call');
+    const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
+    expect(result?.meta?.tool).toBe('calc_get_sum');
+    expect(result?.content).toContain('The sum is 7');
+  });
+
   it("answers a server crash mid-call as the call's result, and the session finishes", { timeout: 60_000 }, async () => {
     configureCalc();
     cli.server

@@ -90,6 +90,13 @@ describe('the finance program as procedural memory', () => {
     const printed = sessionLog('program').find((m) => m.meta?.toolResult && m.meta.tool === 'ptc');
     expect(printed?.content).toContain(`${expected.length} ${expected[0]}`);
 
+    // In markdown, a call block reaches it directly too, with JSON arguments.
+    cli.server.reply((r) => r.text('```call over_limit\n{"department": "engineering"}\n```')).reply((r) => r.text('Listed.'));
+    expect((await fence(['-n', '-m', 'openai/gpt-test', '--name', 'block', 'who is over?'])).exitCode).toBe(0);
+    const direct = sessionLog('block').find((m) => m.meta?.toolResult);
+    expect(direct?.meta?.tool).toBe('over_limit');
+    expect(direct?.content).toContain(`Result: ${JSON.stringify(expected, null, 2)}`);
+
     // 6. Revoked: the next session does not offer it.
     expect((await fence(['programs', 'revoke', 'over_limit@1'])).exitCode).toBe(0);
     const before = cli.server.requests.length;
