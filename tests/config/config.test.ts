@@ -299,6 +299,7 @@ max_output_tokens = 64000
     expect(await projectError(tool('print'))).toMatch(/already a global of programs/);
     expect(await projectError(tool('describe'))).toBe('fence.toml: tools.describe: "describe" is the name of a tool fence offers in some sessions; choose another name');
     expect(await projectError(tool('complete'))).toMatch(/a tool fence offers in some sessions/);
+    expect(await projectError(tool('call'))).toMatch(/a tool fence offers in some sessions/);
   });
 
   it('refuses parameters that are not an object schema', async () => {
