@@ -19,7 +19,7 @@ import {
   type ProgramRoot,
   type SavedProgram,
 } from '../ptc/saved-programs';
-import { findTrace } from '../ptc/trace';
+import { findTrace, type ProgramTrace } from '../ptc/trace';
 import { renderFileChange } from './diff-view';
 import { resolveWorkspace } from './open-session';
 import { colorEnabled, createStyle } from './terminal-style';
@@ -44,34 +44,52 @@ function rootsFor(options: ProgramsOptions): ProgramRoot[] | { error: string } {
 
 /**
  * `fence programs save <name> --from-trace <id> [--project]`: keeps a trace's program as the
- * next version of `name`, with the trace as its recorded test, once that test replays. The
- * user's programs by default; the project's with `--project`. Returns the exit code.
+ * next version of `name` (see `keepTrace`). Returns the exit code.
  */
 export async function saveProgramCommand(name: string, options: ProgramsOptions & { fromTrace: string; project?: boolean }): Promise<number> {
   const roots = rootsFor(options);
   if ('error' in roots) return fail(roots.error);
-  const home = fenceHome();
-  const found = findTrace(home, options.fromTrace);
+  const found = findTrace(fenceHome(), options.fromTrace);
   if ('error' in found) return fail(found.error);
-  const { trace } = found;
-  const root = roots.find((r) => r.scope === (options.project ? 'project' : 'user')) as ProgramRoot;
+  const kept = await keepTrace(fenceHome(), roots, name, found.trace, options.project === true);
+  if ('error' in kept) return fail(kept.error);
+  for (const line of kept.lines) out(line);
+  return 0;
+}
+
+/**
+ * Saves a trace's program as the next version of `name`, with the trace as its recorded test,
+ * once that test replays: the user's programs, or the project's with `project`. Gives the lines
+ * that say what was kept and what comes next, or why nothing was. Shared by `fence programs
+ * save` and the chat's `/save-program`.
+ */
+export async function keepTrace(
+  home: string,
+  roots: readonly ProgramRoot[],
+  name: string,
+  trace: ProgramTrace,
+  project: boolean,
+): Promise<{ saved: SavedProgram; lines: string[] } | { error: string }> {
+  const root = roots.find((r) => r.scope === (project ? 'project' : 'user')) as ProgramRoot;
   // The test is replayed before anything is written: a run that cannot be reproduced is not kept.
   if (trace.ok && !unreplayable(trace)) {
     const replay = await replayTest(trace.code, testFromTrace(trace), { tools: [] });
-    if (!replay.passed) return fail(`trace ${trace.id} cannot be saved: replaying it gives another run:\n${problemLines(replay)}`);
+    if (!replay.passed) return { error: `trace ${trace.id} cannot be saved: replaying it gives another run:\n${problemLines(replay)}` };
   }
   const known = readSessionInfo(join(home, 'sessions', trace.sessionId))?.tools ?? [];
   const saved = saveProgram(roots, root, name, trace, known);
-  if ('error' in saved) return fail(saved.error);
+  if ('error' in saved) return saved;
   const label = programLabel(saved.record);
   const params = parseSignature(saved.code).parameters;
-  out(`saved ${label} in ${saved.dir} (${saved.scope} programs)`);
-  out(`  intent: ${saved.record.intent ?? '(none: add a "// intent:" line to say what it is for)'}`);
-  out(`  calls: ${saved.record.tools.join(', ') || 'no tools'}`);
-  out(`  parameters: ${params.length > 0 ? params.map(parameterText).join(', ') : 'none'}`);
-  out(`  1 recorded test (${trace.calls.length} tool calls), replayed: passed`);
-  out(`next: fence programs approve ${label} offers it to the model as the tool ${saved.record.name}`);
-  return 0;
+  const lines = [
+    `saved ${label} in ${saved.dir} (${saved.scope} programs)`,
+    `  intent: ${saved.record.intent ?? '(none: add a "// intent:" line to say what it is for)'}`,
+    `  calls: ${saved.record.tools.join(', ') || 'no tools'}`,
+    `  parameters: ${params.length > 0 ? params.map(parameterText).join(', ') : 'none'}`,
+    `  1 recorded test (${trace.calls.length} tool calls), replayed: passed`,
+    `next: fence programs approve ${label} offers it to the model as the tool ${saved.record.name}`,
+  ];
+  return { saved, lines };
 }
 
 /**

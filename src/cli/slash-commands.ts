@@ -51,6 +51,12 @@ const COMMANDS: ChatCommand[] = [
   { name: 'fork', usage: '[name]', summary: 'copy the session and go on in the copy (the original stays as it is)', run: fork },
   { name: 'export', usage: '[file.md]', summary: 'write the conversation to a markdown file', run: exportCommand },
   { name: 'compact', summary: 'have the model summarize the older turns now', run: compact },
+  {
+    name: 'save-program',
+    usage: '<name> [trace] [--project]',
+    summary: "keep this session's last program that worked (or the trace named) as a saved program",
+    run: saveProgram,
+  },
   { name: 'exit', summary: 'leave (Ctrl-D does too)', run: () => ({ exit: true }) },
 ];
 
@@ -219,6 +225,43 @@ async function compact(ctx: ChatCommandContext): Promise<void> {
 }
 
 /** `/<tool> <input>`: the person runs a tool; the result goes into the conversation for the model. */
+/**
+ * `/save-program <name> [trace] [--project]`: saves the newest program run of this session (or
+ * of the session it was forked from) that worked, or the trace named, as `fence programs save`
+ * does. Approving it stays a step of its own (`fence programs approve`).
+ */
+async function saveProgram(ctx: ChatCommandContext, argument: string): Promise<void> {
+  const { style } = ctx.view;
+  const words = argument.split(/\s+/).filter(Boolean);
+  const project = words.includes('--project');
+  const [name, traceId] = words.filter((word) => word !== '--project');
+  if (!name) {
+    ctx.view.printLines([style.yellow('/save-program needs a name for the program, e.g. /save-program over_limit')]);
+    return;
+  }
+  const [{ keepTrace }, { findTrace, listTraces }, { programRoots }] = await Promise.all([
+    import('./programs-command'),
+    import('../ptc/trace'),
+    import('../ptc/saved-programs'),
+  ]);
+  const ids = new Set([ctx.session.store.id, ctx.session.store.info.forkedFrom].filter((id): id is string => id !== undefined));
+  let trace;
+  if (traceId) {
+    const found = findTrace(ctx.home, traceId);
+    if ('error' in found) return ctx.view.printLines([style.yellow(found.error)]);
+    trace = found.trace;
+  } else {
+    // The model's own programs: not Python cells, not runs of programs saved already (`program:name@2`).
+    const own = (t: { sessionId: string; ok: boolean; runtime?: string; principal: string }) =>
+      ids.has(t.sessionId) && t.ok && t.runtime !== 'python' && !/@\d+$/.test(t.principal);
+    trace = listTraces(ctx.home).find((stored) => own(stored.trace))?.trace;
+    if (!trace) return ctx.view.printLines([style.yellow('No program of this session has worked yet: there is nothing to save.')]);
+  }
+  const kept = await keepTrace(ctx.home, programRoots(ctx.home, ctx.workspace), name, trace, project);
+  if ('error' in kept) return ctx.view.printLines(kept.error.split('\n').map((line) => style.yellow(line)));
+  ctx.view.printLines(kept.lines.map((line, i) => (i === 0 ? line : style.dim(line))));
+}
+
 async function runToolDirectly(ctx: ChatCommandContext, tag: string, argument: string): Promise<void> {
   const newline = argument.indexOf('\n');
   const multiline = newline >= 0;

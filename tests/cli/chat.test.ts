@@ -257,6 +257,30 @@ describe('the chat in a terminal', () => {
     expect(await chat.exited).toBe(0);
   });
 
+  it("keeps the session's last program that worked with /save-program", { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    writeFileSync(join(dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
+    server
+      .reply((r) => r.text('```ptc\n// intent: count the lines of the notes\nconst text = await read({ path: "notes.txt" });\nprint(text.split("\\n").filter(Boolean).length);\n```\n'))
+      .reply((r) => r.text('The notes have two lines.'));
+    const chat = startChat();
+    await promptShown(chat);
+    chat.type(`/save-program count_notes${KEYS.enter}`);
+    await chat.waitFor('nothing to save');
+    chat.type(`count the lines of notes.txt${KEYS.enter}`);
+    await chat.waitFor('The notes have two lines.');
+    chat.type(`/save-program count_notes${KEYS.enter}`);
+    await chat.waitFor('saved count_notes@1');
+    const screen = chat.screen().join('\n');
+    expect(screen).toContain('1 recorded test (1 tool calls), replayed: passed');
+    expect(screen).toContain('next: fence programs approve count_notes@1');
+    expect(readFileSync(join(dirs.home, 'programs', 'count_notes', 'v1.js'), 'utf8')).toContain('// intent: count the lines of the notes');
+    chat.type(`/save-program count_notes${KEYS.enter}`);
+    await chat.waitFor('count_notes@1 has this code already');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
   it('edits a command in $EDITOR before it runs, and tells the model what ran', { timeout: 60_000 }, async () => {
     const { server, dirs } = cli;
     writeFileSync(join(dirs.workspace, 'hello.txt'), 'hello\n');
