@@ -14,6 +14,7 @@ import { startFakeLlm } from '../tests/support/fake-llm';
 import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
+import { mcpStartFigures } from './mcp';
 import { programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
@@ -192,6 +193,11 @@ for (const calls of [17, 200, 999]) {
   console.log(`| replay a recorded test of ${calls} calls (in-process) | ${fmt(replay.ms, 'ms')} | linear in calls |`);
 }
 console.log(`| \`fence programs test over_limit\` (17 recorded calls), wall | ${fmt(await programsTestWallTime(), 'ms')} | no server started |`);
+
+const mcpStart = await mcpStartFigures();
+console.log('\n| MCP server at session start (finance example) | fence | aim |\n|---|---|---|');
+console.log(`| start-up to first request, server started and listed | ${fmt(mcpStart.listedMs, 'ms')} | |`);
+console.log(`| start-up to first request, tools from the cache (server not started) | ${fmt(mcpStart.cachedMs, 'ms')} | as without a server |`);
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);

@@ -1,8 +1,8 @@
 import { loadConfig } from '../config/config';
 import type { McpServerConfig } from '../config/config-schema';
 import { createMcpTools } from '../tools/mcp-tool';
+import { connectMcpServers, mcpToolCacheDir } from './mcp-servers';
 import { resolveWorkspace } from './open-session';
-import { connectMcpServers } from './toolset';
 
 /** Options of `fence mcp list`; the streams and environment are there for tests. */
 export interface McpListOptions {
@@ -13,7 +13,8 @@ export interface McpListOptions {
 }
 
 /**
- * `fence mcp list`: starts every MCP server of the workspace's config at once, prints each
+ * `fence mcp list`: starts every MCP server of the workspace's config at once (never from the
+ * cache of listed tools, which it writes afresh for later sessions), prints each
  * server with its transport and, below it, each of its tools by fence name with its one-line
  * description (or why the server did not start), then stops them all. Returns the exit code:
  * 0 when no server is configured or at least one started, 1 when the config cannot be read,
@@ -36,7 +37,8 @@ export async function mcpListCommand(options: McpListOptions = {}): Promise<numb
     out('no MCP servers configured (add an [mcp.servers.<name>] table to fence.toml)\n');
     return 0;
   }
-  const started = await connectMcpServers(loaded.config.mcpServers, workspace.path);
+  // Always asks the servers, and keeps what they list for the sessions that follow.
+  const started = await connectMcpServers(loaded.config.mcpServers, workspace.path, { dir: mcpToolCacheDir(options.env), refresh: true });
   try {
     const blocks = started.map((server) => {
       const head = `${server.name} (${transportText(server.config)})`;

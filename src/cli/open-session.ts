@@ -15,7 +15,8 @@ import type { PolicyRule } from '../policy/admit';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
-import { buildToolset, sessionTools, startMcpServers } from './toolset';
+import { startMcpServers } from './mcp-servers';
+import { buildToolset, sessionTools } from './toolset';
 
 /** A new session with its tools and runtimes, ready for an Agent. */
 export interface OpenSession {
@@ -49,10 +50,11 @@ export function resolveWorkspace(dir: string | undefined): { path: string } | { 
  * the tools the config describes; or, with `resume`, opens an existing session (locked for
  * this process), records the model, format and tools it now runs with, and answers any call
  * that a stop cut off. A resumed session keeps its system prompt. The shell is started at once in the background, since
- * most runs use it and its start-up then overlaps the first model request. The config's MCP
- * servers are started first, all at once, and their tools join the registry before the system
- * prompt is written; a server that fails is left out with one line on stderr (`warn`), and
- * the servers stop with `close()`. The approved saved programs of the user and the project
+ * most runs use it and its start-up then overlaps the first model request. The tools of the
+ * config's MCP servers join the registry before the system prompt is written: from the cache
+ * of listed tools (the server then starts on its first call), or by starting the servers, all
+ * at once (see `connectMcpServers`); a server that fails is left out with one line on stderr
+ * (`warn`), and the servers stop with `close()`. The approved saved programs of the user and the project
  * join as tools too (see `approvedPrograms`).
  */
 export async function openSession(options: {
@@ -74,7 +76,7 @@ export async function openSession(options: {
   warn?: (line: string) => void;
 }): Promise<OpenSession> {
   const id = options.resume ?? options.name ?? newSessionId();
-  const mcp = await startMcpServers(options.config, options.workspace);
+  const mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
   // The chat may have put the terminal in raw mode already, where a line needs its carriage return.
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
   for (const problem of mcp.problems) warn(`fence: ${problem}`);

@@ -9,7 +9,8 @@ import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { BashSession } from '../runtime/bash-session';
 import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './open-session';
-import { buildToolset, startMcpServers } from './toolset';
+import { startMcpServers } from './mcp-servers';
+import { buildToolset } from './toolset';
 
 /** Options of `fence run`. */
 export interface RunProgramCommandOptions {
@@ -20,7 +21,7 @@ export interface RunProgramCommandOptions {
 /**
  * `fence run <program.js>`: runs a program against the workspace's eligible tools with no
  * model, under the same admission and limits as in a session (with the tools of the config's
- * MCP servers, started for the run). The program's output goes to
+ * MCP servers, ready for the run, and the approved saved programs). The program's output goes to
  * stdout, then its result as JSON; errors go to stderr. Its trace goes to a session of its
  * own. Returns the exit code: 0 when the program finished, 1 when it failed or could not run.
  */
@@ -61,7 +62,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const home = fenceHome();
   const id = newSessionId();
   const session = { id, dir: join(home, 'sessions', id) };
-  const mcp = await startMcpServers(loaded.config, workspace.path);
+  const mcp = await startMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') });
   for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
   const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path)));
   for (const problem of toolset.problems) err.write(`fence: ${problem}\n`);

@@ -7,8 +7,10 @@
  * `env-keys` (the names of its environment variables) and `delete-all` (annotated destructive).
  *
  * Options: `--many <n>` also registers `tool-1` … `tool-<n>`; `--fail-start` writes a line to
- * stderr and exits with code 3 before speaking MCP.
+ * stderr and exits with code 3 before speaking MCP; `--started-file <path>` appends the
+ * server's pid to a file when it starts.
  */
+import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
@@ -19,6 +21,10 @@ if (argv.includes('--fail-start')) {
   process.stderr.write('finance: no FINANCE_TOKEN given\n');
   process.exit(3);
 }
+
+// `--started-file <path>` appends a line each time the server starts, so tests can count starts.
+const startedAt = argv.indexOf('--started-file');
+if (startedAt >= 0) appendFileSync(String(argv[startedAt + 1]), `${process.pid}\n`);
 
 const server = new McpServer({ name: 'fence-test-server', version: '1.0.0' });
 

@@ -1,0 +1,77 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectMcpServers, MCP_TOOL_CACHE_MS, type McpServerStart } from '../../src/cli/mcp-servers';
+import { mcpTestServer } from '../support/mcp-test-config';
+import { useTempWorkspace } from '../support/tool-context';
+
+const workspace = useTempWorkspace('fence-mcp-servers-');
+let open: McpServerStart[] = [];
+
+afterEach(async () => {
+  await Promise.all(open.map((server) => server.connection.close()));
+  open = [];
+});
+
+const startsFile = () => join(workspace(), 'starts.txt');
+const starts = () => (existsSync(startsFile()) ? readFileSync(startsFile(), 'utf8').split('\n').filter(Boolean).length : 0);
+const cacheDir = () => join(workspace(), 'home', 'mcp-tools');
+
+async function connect(args: string[] = [], cache: Parameters<typeof connectMcpServers>[2] = { dir: cacheDir() }): Promise<McpServerStart> {
+  const [server] = await connectMcpServers({ calc: mcpTestServer(['--started-file', startsFile(), ...args]) }, workspace(), cache);
+  if (!server) throw new Error('no server');
+  open.push(server);
+  return server;
+}
+
+describe('getting MCP servers ready', () => {
+  it('starts and lists a server once, then takes its tools from the cache and starts it on the first call', { timeout: 60_000 }, async () => {
+    const first = await connect();
+    expect(first.cached).toBeUndefined();
+    expect(first.listed?.map((t) => t.name)).toContain('get-sum');
+    expect(starts()).toBe(1);
+    expect(readdirSync(cacheDir())).toHaveLength(1);
+    await first.connection.close();
+
+    const second = await connect();
+    expect(second.cached).toBe(true);
+    expect(second.listed?.map((t) => t.name)).toEqual(first.listed?.map((t) => t.name));
+    expect(starts()).toBe(1);
+    const result = await second.connection.callTool('get-sum', { a: 2, b: 3 }, new AbortController().signal);
+    expect(result.structuredContent).toEqual({ sum: 5 });
+    expect(starts()).toBe(2);
+  });
+
+  it('lists afresh when the configuration changed, the listing is a day old, or a refresh is asked for', { timeout: 60_000 }, async () => {
+    await (await connect()).connection.close();
+    const changed = await connect(['--many', '2']);
+    expect(changed.cached).toBeUndefined();
+    expect(changed.listed?.map((t) => t.name)).toContain('tool-2');
+    await changed.connection.close();
+
+    const later = Date.now() + MCP_TOOL_CACHE_MS + 60_000;
+    expect((await connect([], { dir: cacheDir(), now: () => later })).cached).toBeUndefined();
+    expect((await connect([], { dir: cacheDir(), refresh: true })).cached).toBeUndefined();
+    expect(starts()).toBe(4);
+    // Nothing of the configuration but its hash is written.
+    for (const file of readdirSync(cacheDir())) expect(readFileSync(join(cacheDir(), file), 'utf8')).not.toContain('--started-file');
+  });
+
+  it('caches nothing for a server that does not start, and stops a cached one that never started without error', { timeout: 60_000 }, async () => {
+    const failed = await connect(['--fail-start']);
+    expect(failed.error).toMatch(/exited \(code 3\)/);
+    expect(existsSync(cacheDir())).toBe(false);
+    await (await connect()).connection.close();
+    const idle = await connect();
+    expect(idle.cached).toBe(true);
+    await expect(idle.connection.close()).resolves.toBeUndefined();
+    // The failing server exits before it counts; the good one started once, for its listing.
+    expect(starts()).toBe(1);
+  });
+
+  it('starts every server without a cache folder', { timeout: 60_000 }, async () => {
+    await (await connect([], {})).connection.close();
+    expect((await connect([], {})).cached).toBeUndefined();
+    expect(starts()).toBe(2);
+  });
+});
