@@ -93,11 +93,11 @@ function buildProgram(): Command {
       process.exitCode = await saveProgramCommand(name, options);
     });
   programs
-    .command('test <program>')
-    .description('replay the recorded tests of <name>[@version] (default: the newest) with no tools, servers or model')
+    .command('test [program]')
+    .description('replay the recorded tests of <name>[@version] (default: the newest) with no tools, servers or model; without a name, those of every approved and newest version')
     .option('--add-test <trace>', 'first add a run of the same code as a test')
     .option(...workspaceOption)
-    .action(async (ref: string, options: { addTest?: string; workspace?: string }) => {
+    .action(async (ref: string | undefined, options: { addTest?: string; workspace?: string }) => {
       const { testProgramCommand } = await import('./programs-command');
       process.exitCode = await testProgramCommand(ref, options);
     });

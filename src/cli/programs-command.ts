@@ -93,13 +93,18 @@ export async function keepTrace(
 }
 
 /**
- * `fence programs test <name>[@version] [--add-test <trace>]`: replays the version's recorded
- * tests (after adding the trace as one, when given) with no tool, server or model. Exit code 0
+ * `fence programs test [<name>[@version]] [--add-test <trace>]`: replays the version's recorded
+ * tests (after adding the trace as one, when given) with no tool, server or model; without a
+ * name, those of every approved and every newest version (see `testEveryProgram`). Exit code 0
  * when every test passes, 1 otherwise.
  */
-export async function testProgramCommand(ref: string, options: ProgramsOptions & { addTest?: string }): Promise<number> {
+export async function testProgramCommand(ref: string | undefined, options: ProgramsOptions & { addTest?: string }): Promise<number> {
   const roots = rootsFor(options);
   if ('error' in roots) return fail(roots.error);
+  if (ref === undefined) {
+    if (options.addTest !== undefined) return fail('--add-test needs the program to add the test to: fence programs test <name> --add-test <trace>');
+    return testEveryProgram(roots);
+  }
   const program = findProgram(roots, ref);
   if ('error' in program) return fail(program.error);
   const label = programLabel(program.record);
@@ -113,6 +118,35 @@ export async function testProgramCommand(ref: string, options: ProgramsOptions &
   const passed = results.filter((r) => r.passed).length;
   out(`${results.length === passed ? 'ok' : 'FAILED'}: ${passed} of ${results.length} test${results.length === 1 ? '' : 's'} of ${label} passed`);
   return results.length > 0 && passed === results.length ? 0 : 1;
+}
+
+/**
+ * `fence programs test` with no name, as a check for CI: replays the tests of every approved
+ * version and of each program's newest version. An approved version whose code changed since
+ * it was saved fails (its approval no longer covers it). Exit code 0 when all pass.
+ */
+async function testEveryProgram(roots: readonly ProgramRoot[]): Promise<number> {
+  const programs = listPrograms(roots);
+  const newest = new Map(programs.map((program) => [program.record.name, program.record.version]));
+  const chosen = programs.filter((p) => p.record.status === 'approved' || newest.get(p.record.name) === p.record.version);
+  if (chosen.length === 0) {
+    out('no saved programs to test');
+    return 0;
+  }
+  const failed: string[] = [];
+  for (const program of chosen) {
+    const label = programLabel(program.record);
+    out(`${label} (${program.record.status}, ${program.scope} programs)`);
+    if (!program.intact && program.record.status === 'approved') {
+      out(`✗ v${program.record.version}.js changed since it was approved (its sha256 differs)`);
+      failed.push(label);
+      continue;
+    }
+    const results = await runTests(program);
+    if (results.length === 0 || results.some((result) => !result.passed)) failed.push(label);
+  }
+  out(failed.length === 0 ? `ok: ${chosen.length} version${chosen.length === 1 ? '' : 's'} tested` : `FAILED: ${failed.join(', ')}`);
+  return failed.length === 0 ? 0 : 1;
 }
 
 /** Adds a trace of the version's own code as a test; the reason when it cannot. */

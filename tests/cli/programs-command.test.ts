@@ -145,6 +145,30 @@ describe('fence programs', () => {
     expect(list.stdout).toMatch(/count_lines@2\s+revoked/);
   });
 
+  it('tests every approved and every newest version when no name is given, failing on an approved one that changed', { timeout: 60_000 }, async () => {
+    expect((await fence(['programs', 'test'])).stdout).toContain('no saved programs to test');
+    const v1 = await runProgram(COUNT_LINES);
+    expect((await fence(['programs', 'save', 'count_lines', '--from-trace', v1.trace])).exitCode).toBe(0);
+    expect((await fence(['programs', 'approve', 'count_lines@1'])).exitCode).toBe(0);
+    const v2 = await runProgram(COUNT_LINES.replace('print(files.length, "files");\n', ''));
+    expect((await fence(['programs', 'save', 'count_lines', '--from-trace', v2.trace])).exitCode).toBe(0);
+    const other = await runProgram('// intent: say one\nprint(1);');
+    expect((await fence(['programs', 'save', 'one', '--from-trace', other.trace])).exitCode).toBe(0);
+    const all = await fence(['programs', 'test']);
+    expect(all.exitCode).toBe(0);
+    expect(all.stdout).toContain('count_lines@1 (approved, user programs)');
+    expect(all.stdout).toContain('count_lines@2 (saved, user programs)');
+    expect(all.stdout).toContain('one@1 (saved, user programs)');
+    expect(all.stdout).toContain('ok: 3 versions tested');
+
+    const file = join(dirs.home, 'programs', 'count_lines', 'v1.js');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\n`);
+    const changed = await fence(['programs', 'test']);
+    expect(changed.exitCode).toBe(1);
+    expect(changed.stdout).toContain('✗ v1.js changed since it was approved');
+    expect(changed.stdout).toContain('FAILED: count_lines@1');
+  });
+
   it("keeps project programs in the workspace's .fence/programs, which hide the user's", { timeout: 60_000 }, async () => {
     const { trace } = await runProgram(COUNT_LINES);
     expect((await fence(['programs', 'save', 'count_lines', '--from-trace', trace, '--project'])).exitCode).toBe(0);
