@@ -107,6 +107,27 @@ export function toolSchemas(tools: readonly ToolSpec[]): ToolSchema[] {
   });
 }
 
+/**
+ * What a resumed session tells the model when its tools are not those its system prompt
+ * described (a saved program approved, an MCP server added or gone since): the tools added,
+ * each with its one-line description, and the ones gone. Undefined when nothing changed.
+ * `before` is the tool names the session last ran with.
+ */
+export function toolChangeNotice(before: readonly string[], tools: readonly ToolSpec[], format: ToolFormat): string | undefined {
+  const added = tools.filter((tool) => !before.includes(tool.name));
+  const gone = before.filter((name) => !tools.some((tool) => tool.name === name));
+  if (added.length === 0 && gone.length === 0) return undefined;
+  const lines = ['The tools changed since this session last ran.'];
+  if (added.length > 0) {
+    lines.push('Added:', ...added.map((tool) => `- ${tool.name}: ${tool.description}`));
+    if (format !== 'tool' && added.some((tool) => tool.blockTypes.length === 0)) {
+      lines.push('Call one that has no block of its own with a call block (the name after the tag, the JSON arguments as its body), or from a program.');
+    }
+  }
+  if (gone.length > 0) lines.push(`Gone, no longer to be called: ${gone.join(', ')}.`);
+  return lines.join('\n');
+}
+
 /** Reads `AGENTS.md` from the workspace, if present. Never throws. */
 export function readAgentsFile(workspace: string): string | undefined {
   try {

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AgentOptions } from '../agent/agent';
-import { buildSystemPrompt, readAgentsFile } from '../agent/system-prompt';
+import { buildSystemPrompt, readAgentsFile, toolChangeNotice } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import { messagesToRepair } from '../conversation/resume';
@@ -49,7 +49,8 @@ export function resolveWorkspace(dir: string | undefined): { path: string } | { 
  * Creates a session folder, writes the system prompt as its first (pinned) message and wires
  * the tools the config describes; or, with `resume`, opens an existing session (locked for
  * this process), records the model, format and tools it now runs with, and answers any call
- * that a stop cut off. A resumed session keeps its system prompt. The shell is started at once in the background, since
+ * that a stop cut off. A resumed session keeps its system prompt, and is told in a system
+ * message which tools were added or are gone since it last ran. The shell is started at once in the background, since
  * most runs use it and its start-up then overlaps the first model request. The tools of the
  * config's MCP servers join the registry before the system prompt is written: from the cache
  * of listed tools (the server then starts on its first call), or by starting the servers, all
@@ -106,9 +107,13 @@ function openWithTools(
   let store: SessionStore;
   if (options.resume) {
     store = SessionStore.open(options.home, options.resume);
+    const before = store.info.tools;
     store.updateInfo(info);
     // A call cut off by a crash or Ctrl-C gets its "interrupted" result, so the next request is valid.
     for (const message of messagesToRepair(store.log)) store.append(message);
+    // The system prompt stays as it was: the model is told which tools came and went since.
+    const notice = before ? toolChangeNotice(before, tools, info.toolFormat) : undefined;
+    if (notice) store.append(createMessage('system', notice));
   } else {
     store = SessionStore.create(options.home, { id, ...(options.name ? { name: options.name } : {}), ...info });
     const system = buildSystemPrompt({

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -103,6 +103,25 @@ describe('kill -9, then --resume', () => {
     expect(second.stderr).toMatch(/session busy is in use by another fence process \(pid \d+/);
     running.kill('SIGKILL');
     await running;
+  });
+
+  it('tells a resumed session which tools came since it last ran, once', async () => {
+    cli.server.reply((r) => r.text('First.')).reply((r) => r.text('Second.')).reply((r) => r.text('Third.'));
+    const fence = (args: string[]) => runFence(['-m', 'local/test', '-n', ...args], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect((await fence(['--name', 'grows', 'hello'])).exitCode).toBe(0);
+    writeFileSync(
+      join(cli.dirs.workspace, 'fence.toml'),
+      '[tools.lookup]\ndescription = "Look up an employee by id"\ncommand = ["true"]\nparameters = { type = "object", properties = { id = { type = "string" } } }\n',
+    );
+    expect((await fence(['--resume', 'grows', 'again'])).exitCode).toBe(0);
+    const second = JSON.stringify(cli.server.requests[1]?.body.messages);
+    expect(second).toContain('The tools changed since this session last ran.');
+    expect(second).toContain('- lookup: Look up an employee by id');
+    expect(second).toContain('- call: Call one tool that has no block of its own');
+    expect(second).toContain('with a call block');
+    // Nothing changed the next time: no second notice.
+    expect((await fence(['--resume', 'grows', 'once more'])).exitCode).toBe(0);
+    expect(JSON.stringify(cli.server.requests[2]?.body.messages).match(/The tools changed/g)).toHaveLength(1);
   });
 
   it('says plainly when there is no such session', async () => {
