@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import type { FenceConfig } from '../config/config';
 import { BUILTIN_TOOL_NAMES, DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS, OCCASIONAL_TOOL_NAMES, type PtcConfig } from '../config/config-schema';
+import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import { createProgramStore } from '../ptc/program-store';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { builtinTools } from '../tools/builtin-tools';
 import { createCommandTool } from '../tools/command-tool';
-import type { ToolFormat } from '../parse/tool-use';
 import { createCallTool } from '../tools/call';
 import { completeTool } from '../tools/complete';
 import type { ToolSpec } from '../tools/define-tool';
@@ -25,8 +25,6 @@ export interface Toolset {
   limits: SandboxLimits;
   /** One line per saved program left out (no `fence:` prefix). */
   problems: string[];
-  /** The registered tools are listed by name and one line, and `describe` is among `tools` (see `registeredListing`). */
-  brief: boolean;
 }
 
 /** Sandbox limits from the `[ptc]` table of the config. */
@@ -56,17 +54,17 @@ export function buildToolset(
   extra: readonly ToolSpec[] = [],
   programs: readonly SavedProgram[] = [],
 ): Toolset {
-  const mcpAndCommands = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
+  const configured = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
   const store = createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
   // Saved programs call the session's eligible tools, themselves among them, once all are made.
   let eligible: ToolSpec[] = [];
-  const saved = savedProgramTools(programs, mcpAndCommands, { tools: () => eligible, rules: config.policy, limits, store, session });
-  const listing = registeredListing([...mcpAndCommands, ...saved.tools], config);
+  const saved = savedProgramTools(programs, configured, { tools: () => eligible, rules: config.policy, limits, store, session });
+  const listing = registeredListing([...configured, ...saved.tools], config);
   const base = listing.tools;
   eligible = eligibleTools(base, config.ptc.eligible);
   const ptc = createPtcTool({ tools: eligible, rules: config.policy, limits, store, session });
-  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, problems: saved.problems, brief: listing.brief };
+  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, problems: saved.problems };
 }
 
 /**
@@ -84,13 +82,13 @@ export function sessionTools(toolset: Pick<Toolset, 'tools'>, format: ToolFormat
  * descriptions would be over `brief_tools_above_tokens` (see `listsBriefly`) — as copies marked
  * `brief`, with the `describe` tool over them. The built-ins are always in full.
  */
-export function registeredListing(tools: readonly ToolSpec[], config: FenceConfig): { tools: ToolSpec[]; describe: ToolSpec[]; brief: boolean } {
+export function registeredListing(tools: readonly ToolSpec[], config: FenceConfig): { tools: ToolSpec[]; describe: ToolSpec[] } {
   const builtins: readonly string[] = BUILTIN_TOOL_NAMES;
   const registered = tools.filter((tool) => !builtins.includes(tool.name));
-  if (!listsBriefly(registered, config.briefToolsAboveTokens ?? DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS)) return { tools: [...tools], describe: [], brief: false };
+  if (!listsBriefly(registered, config.briefToolsAboveTokens ?? DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS)) return { tools: [...tools], describe: [] };
   const marked = new Map(markBrief(registered).map((tool) => [tool.name, tool]));
   const listed = tools.map((tool) => marked.get(tool.name) ?? tool);
-  return { tools: listed, describe: [createDescribeTool([...marked.values()]) as ToolSpec], brief: true };
+  return { tools: listed, describe: [createDescribeTool([...marked.values()]) as ToolSpec] };
 }
 
 /** Tools a session adds beside the configured ones, whose names a saved program cannot take. */

@@ -19,6 +19,9 @@ function config(fields: { tools?: Record<string, CommandToolConfig>; briefToolsA
   return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [], ...fields };
 }
 
+/** Whether the toolset lists its registered tools briefly: then it offers `describe`. */
+const offersDescribe = (toolset: { tools: readonly ToolSpec[] }) => toolset.tools.some((tool) => tool.name === 'describe');
+
 /** A server that answers each call with the arguments it got, as JSON. */
 const echoes: McpCaller = { callTool: async (_name, args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) };
 
@@ -46,7 +49,7 @@ const prompt = (tools: readonly ToolSpec[], format: 'markdown' | 'tool') => buil
 describe('a session with a few registered tools', () => {
   it('lists them in full and offers no describe tool', () => {
     const toolset = buildToolset(config(), sessionRef(), mcpTools(3));
-    expect(toolset.brief).toBe(false);
+    expect(offersDescribe(toolset)).toBe(false);
     expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'tracker_search_0', 'tracker_search_1', 'tracker_search_2', 'ptc']);
     expect(toolset.tools.some((tool) => tool.brief)).toBe(false);
     const markdown = prompt(toolset.tools, 'markdown');
@@ -60,7 +63,7 @@ describe('a session with a few registered tools', () => {
 describe('a session with many registered tools', () => {
   it('lists them by name and one line in the markdown prompt, with describe, and the built-ins in full', () => {
     const toolset = buildToolset(config(), sessionRef(), mcpTools(50));
-    expect(toolset.brief).toBe(true);
+    expect(offersDescribe(toolset)).toBe(true);
     expect(names(toolset.tools).slice(-3)).toEqual(['tracker_search_49', 'describe', 'ptc']);
     expect(toolset.eligible.filter((tool) => tool.brief)).toHaveLength(50);
     const markdown = prompt(toolset.tools, 'markdown');
@@ -109,16 +112,16 @@ describe('a session with many registered tools', () => {
 
   it('follows brief_tools_above_tokens: 0 lists even one command tool briefly', () => {
     const tools = { lookup: { description: 'Look up an employee by id', command: ['true'] } };
-    expect(buildToolset(config({ tools }), sessionRef()).brief).toBe(false);
+    expect(offersDescribe(buildToolset(config({ tools }), sessionRef()))).toBe(false);
     const toolset = buildToolset(config({ tools, briefToolsAboveTokens: 0 }), sessionRef());
-    expect(toolset.brief).toBe(true);
+    expect(offersDescribe(toolset)).toBe(true);
     expect(names(toolset.tools).slice(-3)).toEqual(['lookup', 'describe', 'ptc']);
     expect(toolset.tools.find((tool) => tool.name === 'read')?.brief).toBeUndefined();
   });
 
   it('keeps many tools in full when the threshold is above them', () => {
     const toolset = buildToolset(config({ briefToolsAboveTokens: 1_000_000 }), sessionRef(), mcpTools(50));
-    expect(toolset.brief).toBe(false);
+    expect(offersDescribe(toolset)).toBe(false);
     expect(names(toolset.tools)).not.toContain('describe');
   });
 });
