@@ -14,8 +14,8 @@ export interface ReplayOutcome {
 /**
  * Runs `code` in a fresh sandbox with the test's arguments, where every tool is the recording:
  * a call gets the recorded outcome of the first unused recorded call to the same tool with
- * JSON-equal arguments (key order aside) (so calls made in parallel may come in any order). No real tool, server or
- * model is involved. The test passes when every call was recorded, every recorded call was
+ * JSON-equal arguments, key order aside (so calls made in parallel may come in any order). No
+ * real tool, server or model is involved; `store()` starts empty. The test passes when every call was recorded, every recorded call was
  * made, and the run ends the same: ok or not, stdout, result, and error kind and message.
  */
 export async function replayTest(code: string, test: ProgramTest, options: { tools: readonly string[]; signal?: AbortSignal }): Promise<ReplayOutcome> {
@@ -29,6 +29,7 @@ export async function replayTest(code: string, test: ProgramTest, options: { too
     if (queue) queue.push(i);
     else waiting.set(key, [i]);
   });
+  const kept = new Map<string, unknown>();
   const functions: Record<string, HostFunction> = {};
   const names = new Set([...options.tools, ...test.calls.map((call) => call.tool)]);
   for (const tool of names) {
@@ -48,8 +49,8 @@ export async function replayTest(code: string, test: ProgramTest, options: { too
     code,
     functions,
     limits: { ...DEFAULT_SANDBOX_LIMITS, ...test.limits },
-    // Programs that keep values between runs see an empty store, as a fresh session would.
-    store: { get: () => undefined, set: () => undefined },
+    // Programs that keep values between runs start with an empty store, as in a fresh session.
+    store: { get: (key) => kept.get(key), set: (key, value) => void (value === undefined ? kept.delete(key) : kept.set(key, value)) },
     ...(test.args !== undefined ? { globals: { args: test.args } } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });

@@ -369,11 +369,11 @@ describe('replayTest', () => {
     expect(loose.problems[0]).toBe('the code called lookup({"i":2}), which the recording does not have');
   });
 
-  it('gives the program an empty store, whatever it stores', async () => {
-    const code = 'store("seen", [1]);\nreturn load("seen") === undefined ? "empty" : "kept";';
-    const test: ProgramTest = { fromTrace: 'hand-made', recordedAt: '2026-03-01T12:00:00.000Z', calls: [], expect: { ok: true, stdout: '', result: 'empty' } };
-    const outcome = await replayTest(code, test, { tools: [] });
-    expect(outcome.problems).toEqual([]);
+  it('gives each replay a store of its own that starts empty and keeps what the run stores, as a session does', async () => {
+    const code = 'const before = load("seen");\nstore("seen", [1]);\nreturn [before === undefined ? "empty" : "kept", load("seen")];';
+    const test: ProgramTest = { fromTrace: 'hand-made', recordedAt: '2026-03-01T12:00:00.000Z', calls: [], expect: { ok: true, stdout: '', result: ['empty', [1]] } };
+    expect((await replayTest(code, test, { tools: [] })).problems).toEqual([]);
+    expect((await replayTest(code, test, { tools: [] })).problems).toEqual([]);
   });
 
   it('has no function but the recorded tools and those it is told of', async () => {
