@@ -40,6 +40,9 @@ function messes(lines: readonly string[]): string[] {
   return lines.filter((line) => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]|\[\?25|\[\?2004|\x1b/.test(line));
 }
 
+/** A reply whose program counts the lines of notes.txt. */
+const COUNT_NOTES_BLOCK = '```ptc\n// intent: count the lines of the notes\nconst text = await read({ path: "notes.txt" });\nprint(text.split("\\n").filter(Boolean).length);\n```\n';
+
 describe('the chat in a terminal', () => {
   it('renders an answer, confirms a save with a diff, declines a shell, stops a stream, undoes, exits and resumes', { timeout: 90_000 }, async () => {
     const { server, dirs } = cli;
@@ -241,7 +244,7 @@ describe('the chat in a terminal', () => {
     writeFileSync(join(dirs.workspace, 'fence.toml'), '[[policy]]\ntool = "read"\nprincipal = "program:*"\naction = "ask"\nreason = "programs read files only with a yes"\n');
     writeFileSync(join(dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
     server
-      .reply((r) => r.text('```ptc\n// intent: count the lines of the notes\nconst text = await read({ path: "notes.txt" });\nprint(text.split("\\n").filter(Boolean).length);\n```\n'))
+      .reply((r) => r.text(COUNT_NOTES_BLOCK))
       .reply((r) => r.text('The notes have two lines.'));
     const chat = startChat();
     await promptShown(chat);
@@ -261,7 +264,7 @@ describe('the chat in a terminal', () => {
     const { server, dirs } = cli;
     writeFileSync(join(dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
     server
-      .reply((r) => r.text('```ptc\n// intent: count the lines of the notes\nconst text = await read({ path: "notes.txt" });\nprint(text.split("\\n").filter(Boolean).length);\n```\n'))
+      .reply((r) => r.text(COUNT_NOTES_BLOCK))
       .reply((r) => r.text('The notes have two lines.'));
     const chat = startChat();
     await promptShown(chat);
