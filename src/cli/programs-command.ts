@@ -14,6 +14,7 @@ import {
   programVersions,
   saveProgram,
   testFromTrace,
+  unreadableVersions,
   unreplayable,
   writeRecord,
   type ProgramRoot,
@@ -123,17 +124,20 @@ export async function testProgramCommand(ref: string | undefined, options: Progr
 /**
  * `fence programs test` with no name, as a check for CI: replays the tests of every approved
  * version and of each program's newest version. An approved version whose code changed since
- * it was saved fails (its approval no longer covers it). Exit code 0 when all pass.
+ * it was saved fails (its approval no longer covers it), as does a version file that cannot be
+ * read. Exit code 0 when all pass.
  */
 async function testEveryProgram(roots: readonly ProgramRoot[]): Promise<number> {
   const programs = listPrograms(roots);
+  const unreadable = unreadableVersions(roots);
+  for (const problem of unreadable) out(`✗ ${problem}`);
   const newest = new Map(programs.map((program) => [program.record.name, program.record.version]));
   const chosen = programs.filter((p) => p.record.status === 'approved' || newest.get(p.record.name) === p.record.version);
   if (chosen.length === 0) {
-    out('no saved programs to test');
-    return 0;
+    out(unreadable.length > 0 ? 'FAILED: no version could be read' : 'no saved programs to test');
+    return unreadable.length > 0 ? 1 : 0;
   }
-  const failed: string[] = [];
+  const failed: string[] = unreadable.length > 0 ? ['unreadable versions'] : [];
   for (const program of chosen) {
     const label = programLabel(program.record);
     out(`${label} (${program.record.status}, ${program.scope} programs)`);
@@ -185,11 +189,12 @@ function problemLines(result: ReplayOutcome): string {
   return result.problems.map((problem) => `    ${problem.replace(/\n/g, '\n    ')}`).join('\n');
 }
 
-/** `fence programs list`: every version, one line each. Returns the exit code. */
+/** `fence programs list`: every version, one line each; version files that cannot be read are named on stderr. Returns the exit code. */
 export function listProgramsCommand(options: ProgramsOptions): number {
   const roots = rootsFor(options);
   if ('error' in roots) return fail(roots.error);
   const programs = listPrograms(roots);
+  for (const problem of unreadableVersions(roots)) process.stderr.write(`fence: left out: ${problem}\n`);
   if (programs.length === 0) {
     out('no saved programs yet (fence programs save <name> --from-trace <id>)');
     return 0;

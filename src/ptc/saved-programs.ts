@@ -287,18 +287,52 @@ function readVersions(root: ProgramRoot, name: string): SavedProgram[] {
 }
 
 function readVersion(scope: ProgramScope, dir: string, name: string, version: number): SavedProgram | undefined {
+  const read = readVersionOrWhy(scope, dir, name, version);
+  return 'why' in read ? undefined : read;
+}
+
+/** A version as on disk, or why it cannot be read (for `unreadableVersions`). */
+function readVersionOrWhy(scope: ProgramScope, dir: string, name: string, version: number): SavedProgram | { why: string } {
   let record: ProgramRecord;
   let code: string;
   try {
     record = JSON.parse(readFileSync(join(dir, `v${version}.json`), 'utf8')) as ProgramRecord;
-    code = readFileSync(join(dir, `v${version}.js`), 'utf8');
-  } catch {
-    return undefined;
+  } catch (error) {
+    return { why: `v${version}.json cannot be read: ${error instanceof SyntaxError ? 'it is not JSON' : ((error as NodeJS.ErrnoException).code ?? String(error))}` };
   }
-  if (typeof record !== 'object' || record === null || record.name !== name || record.version !== version || typeof record.sha256 !== 'string') return undefined;
+  try {
+    code = readFileSync(join(dir, `v${version}.js`), 'utf8');
+  } catch (error) {
+    return { why: `v${version}.js cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+  }
+  if (typeof record !== 'object' || record === null || record.name !== name || record.version !== version || typeof record.sha256 !== 'string') {
+    return { why: `v${version}.json is not the record of ${name}@${version}` };
+  }
   if (!Array.isArray(record.tests)) record.tests = [];
   if (!Array.isArray(record.tools)) record.tools = [];
   return { scope, dir, record, code, intact: codeHash(code) === record.sha256 };
+}
+
+/**
+ * One sentence per version file in the roots that cannot be read as a version (not JSON, no
+ * code beside it, a record of another name or version), naming its folder: those versions are
+ * left out everywhere else, and a person should hear of it.
+ */
+export function unreadableVersions(roots: readonly ProgramRoot[]): string[] {
+  const problems: string[] = [];
+  for (const root of roots) {
+    for (const name of safeReaddir(root.dir).sort()) {
+      if (checkProgramName(name)) continue;
+      const dir = join(root.dir, name);
+      for (const file of safeReaddir(dir).sort()) {
+        const match = /^v([1-9]\d*)\.json$/.exec(file);
+        if (!match) continue;
+        const read = readVersionOrWhy(root.scope, dir, name, Number(match[1]));
+        if ('why' in read) problems.push(`${dir}: ${read.why}`);
+      }
+    }
+  }
+  return problems;
 }
 
 function safeReaddir(dir: string): string[] {

@@ -169,6 +169,22 @@ describe('fence programs', () => {
     expect(changed.stdout).toContain('FAILED: count_lines@1');
   });
 
+  it('says which version files cannot be read, and fails the test of every program for them', { timeout: 60_000 }, async () => {
+    const { trace } = await runProgram(COUNT_LINES);
+    expect((await fence(['programs', 'save', 'count_lines', '--from-trace', trace])).exitCode).toBe(0);
+    const dir = join(dirs.home, 'programs', 'count_lines');
+    writeFileSync(join(dir, 'v1.json'), '{"name": "count_lines", ');
+    const list = await fence(['programs', 'list']);
+    expect(list.exitCode).toBe(0);
+    expect(list.stdout).toContain('no saved programs yet');
+    expect(list.stderr).toContain(`fence: left out: ${dir}: v1.json cannot be read: it is not JSON`);
+    const test = await fence(['programs', 'test']);
+    expect(test.exitCode).toBe(1);
+    expect(test.stdout).toContain(`✗ ${dir}: v1.json cannot be read: it is not JSON`);
+    // The next save does not write over the unreadable version.
+    expect((await fence(['programs', 'save', 'count_lines', '--from-trace', trace])).stdout).toContain('saved count_lines@2');
+  });
+
   it("keeps project programs in the workspace's .fence/programs, which hide the user's", { timeout: 60_000 }, async () => {
     const { trace } = await runProgram(COUNT_LINES);
     expect((await fence(['programs', 'save', 'count_lines', '--from-trace', trace, '--project'])).exitCode).toBe(0);
