@@ -186,6 +186,8 @@ for (const [i, five] of mcp5.entries()) {
   const fifty = mcp50[i]!;
   console.log(`| one server | ${five.format} | ${five.added} / ${five.total} | ${fifty.added} / ${fifty.total} | ${(fifty.total / five.total).toFixed(2)}× | ≤ 2× |`);
 }
+console.log('\n| 300 MCP tools (counted, not listed) | format | added / request |\n|---|---|---|');
+for (const many of mcpPromptSize(300)) console.log(`| one server | ${many.format} | ${many.added} / ${many.total} |`);
 
 console.log('\n| saved programs | fence | aim |\n|---|---|---|');
 for (const calls of [17, 200, 999]) {

@@ -95,15 +95,18 @@ function describeTool(tool: ToolSpec, format: ToolFormat): string {
  * call directly. A brief tool (many registered tools, see `listsBriefly`) still has its
  * definition, so it can be called and the list of tools is the same on every request, but
  * with its one-line description, a note sending the model to `describe`, and an open object
- * as parameters; its calls are still checked against its real parameters when they run.
+ * as parameters; its calls are still checked against its real parameters when they run. A
+ * hidden tool (hundreds of registered tools, see `hidesTools`) has no definition: `call`
+ * reaches it.
  */
 export function toolSchemas(tools: readonly ToolSpec[]): ToolSchema[] {
-  return modelTools(tools, 'tool').map((tool) => {
-    if (tool.brief) return { name: tool.name, description: `${tool.description}\n${BRIEF_DEFINITION_NOTE}`, parameters: { type: 'object' } };
+  return modelTools(tools, 'tool').flatMap((tool): ToolSchema[] => {
+    if (tool.hidden) return [];
+    if (tool.brief) return [{ name: tool.name, description: `${tool.description}\n${BRIEF_DEFINITION_NOTE}`, parameters: { type: 'object' } }];
     const schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' });
     const { $schema: _dialect, ...parameters } = schema;
     if (parameters.additionalProperties === false && tool.parameters.def.catchall === undefined) delete parameters.additionalProperties;
-    return { name: tool.name, description: `${tool.description}\n${tool.instructions}`, parameters };
+    return [{ name: tool.name, description: `${tool.description}\n${tool.instructions}`, parameters }];
   });
 }
 

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import type { FenceConfig } from '../config/config';
-import { BUILTIN_TOOL_NAMES, DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS, OCCASIONAL_TOOL_NAMES, type PtcConfig } from '../config/config-schema';
+import {
+  BUILTIN_TOOL_NAMES,
+  DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS,
+  DEFAULT_HIDE_TOOLS_ABOVE_TOKENS,
+  OCCASIONAL_TOOL_NAMES,
+  type PtcConfig,
+} from '../config/config-schema';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import { createProgramStore } from '../ptc/program-store';
@@ -11,7 +17,7 @@ import { createCommandTool } from '../tools/command-tool';
 import { createCallTool } from '../tools/call';
 import { completeTool } from '../tools/complete';
 import type { ToolSpec } from '../tools/define-tool';
-import { createDescribeTool, listsBriefly, markBrief } from '../tools/describe';
+import { createDescribeTool, hidesTools, listsBriefly, markBrief, markHidden } from '../tools/describe';
 import { createProgramTool, type ProgramToolOptions } from '../tools/program-tool';
 import { createPtcTool, eligibleTools } from '../tools/ptc';
 
@@ -68,25 +74,27 @@ export function buildToolset(
 }
 
 /**
- * The tools a session offers in a format: the toolset's, then in the block formats the `call`
- * block when some tool has no block of its own (see `createCallTool`), then, in an autonomous
- * run, `complete`.
+ * The tools a session offers in a format: the toolset's, then `call` when some tool cannot be
+ * called otherwise (see `createCallTool`), then, in an autonomous run, `complete`.
  */
 export function sessionTools(toolset: Pick<Toolset, 'tools'>, format: ToolFormat, auto = false): ToolSpec[] {
-  const call = format === 'tool' ? undefined : createCallTool(toolset.tools);
+  const call = createCallTool(toolset.tools, format);
   return [...toolset.tools, ...(call ? [call] : []), ...(auto ? [completeTool] : [])];
 }
 
 /**
- * How the registered tools (all but the built-ins) are listed: in full, or — when their full
+ * How the registered tools (all but the built-ins) are listed: in full; or — when their full
  * descriptions would be over `brief_tools_above_tokens` (see `listsBriefly`) — as copies marked
- * `brief`, with the `describe` tool over them. The built-ins are always in full.
+ * `brief`; or — when even their one-line listing would be over `hide_tools_above_tokens` (see
+ * `hidesTools`) — as copies marked `hidden`, counted by group only. Either way with the
+ * `describe` tool over them. The built-ins are always in full.
  */
 export function registeredListing(tools: readonly ToolSpec[], config: FenceConfig): { tools: ToolSpec[]; describe: ToolSpec[] } {
   const builtins: readonly string[] = BUILTIN_TOOL_NAMES;
   const registered = tools.filter((tool) => !builtins.includes(tool.name));
-  if (!listsBriefly(registered, config.briefToolsAboveTokens ?? DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS)) return { tools: [...tools], describe: [] };
-  const marked = new Map(markBrief(registered).map((tool) => [tool.name, tool]));
+  const hide = hidesTools(registered, config.hideToolsAboveTokens ?? DEFAULT_HIDE_TOOLS_ABOVE_TOKENS);
+  if (!hide && !listsBriefly(registered, config.briefToolsAboveTokens ?? DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS)) return { tools: [...tools], describe: [] };
+  const marked = new Map((hide ? markHidden(registered) : markBrief(registered)).map((tool) => [tool.name, tool]));
   const listed = tools.map((tool) => marked.get(tool.name) ?? tool);
   return { tools: listed, describe: [createDescribeTool([...marked.values()]) as ToolSpec] };
 }

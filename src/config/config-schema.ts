@@ -28,6 +28,13 @@ export const OCCASIONAL_TOOL_NAMES: readonly string[] = ['complete', 'describe',
  */
 export const DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS = 2000;
 
+/**
+ * Estimated tokens that even the one-line listing of the registered tools may take before
+ * they are not listed at all, only counted by where they come from, with `describe` to find
+ * them and `call` to call them (`hide_tools_above_tokens`): a few hundred tools.
+ */
+export const DEFAULT_HIDE_TOOLS_ABOVE_TOKENS = 3000;
+
 /** A JSON object (a JSON schema, here), as TOML gives it. */
 export type JsonObject = Record<string, unknown>;
 
@@ -140,6 +147,8 @@ export interface ConfigFile {
   mcpServers?: Record<string, McpServerConfig>;
   /** See `DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS`. */
   briefToolsAboveTokens?: number;
+  /** See `DEFAULT_HIDE_TOOLS_ABOVE_TOKENS`. */
+  hideToolsAboveTokens?: number;
 }
 
 /** A "expected …, got …" message; "missing" when the key is absent. */
@@ -338,15 +347,17 @@ const fileSchema = z.strictObject({
   models: z.record(z.string(), modelSchema, { error: expected('a table of models, e.g. [models."openai/gpt-5"]') }).optional(),
   mcp: mcpSchema.optional(),
   brief_tools_above_tokens: nonNegativeInt.optional(),
+  hide_tools_above_tokens: nonNegativeInt.optional(),
 });
 
 /** One configuration file, with its keys as `ConfigFile` names them. */
 export const configFileSchema = fileSchema.transform(
-  ({ tool_format: toolFormat, mcp, brief_tools_above_tokens: briefToolsAboveTokens, ...rest }): ConfigFile => ({
+  ({ tool_format: toolFormat, mcp, brief_tools_above_tokens: briefToolsAboveTokens, hide_tools_above_tokens: hideToolsAboveTokens, ...rest }): ConfigFile => ({
     ...rest,
     ...(toolFormat ? { toolFormat } : {}),
     ...(mcp?.servers ? { mcpServers: mcp.servers } : {}),
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
+    ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
   }),
 );
 

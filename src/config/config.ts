@@ -21,6 +21,7 @@ import { configHome } from './paths';
 export {
   BUILTIN_TOOL_NAMES,
   DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS,
+  DEFAULT_HIDE_TOOLS_ABOVE_TOKENS,
   DEFAULT_PTC_CONFIG,
   TOOL_FORMATS,
   type CommandToolConfig,
@@ -58,6 +59,12 @@ export interface FenceConfig {
    * file sets it: `DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS`.
    */
   briefToolsAboveTokens?: number;
+  /**
+   * Above how many estimated tokens of one-line listing the registered tools are not listed at
+   * all (`hide_tools_above_tokens`, the project's over the user's). Absent when neither file
+   * sets it: `DEFAULT_HIDE_TOOLS_ABOVE_TOKENS`.
+   */
+  hideToolsAboveTokens?: number;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
 }
@@ -137,6 +144,7 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
 /** The project's file over the user's (see `loadConfig`), with defaults filled in. */
 export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources'> {
   const briefToolsAboveTokens = project.briefToolsAboveTokens ?? user.briefToolsAboveTokens;
+  const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
     tools: { ...user.tools, ...project.tools },
@@ -145,6 +153,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
     models: mergeModels(user.models, project.models),
     mcpServers: { ...user.mcpServers, ...project.mcpServers },
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
+    ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
   };
 }
 

@@ -59,6 +59,7 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
     instructions: registeredCallHint(name, callers, example, config.returns),
     example,
     blockTypes: [],
+    group: 'command tools',
     parameters: parameters as z.ZodObject,
     block: {},
     callers,

@@ -127,6 +127,14 @@ export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
    */
   brief?: boolean;
   /**
+   * Not listed at all, because even the one-line listing of the registered tools would be long
+   * (see `hidesTools`): the prompt only counts such tools by `group`; `describe` finds them and
+   * `call` calls them. Always `brief` too. Absent: listed.
+   */
+  hidden?: boolean;
+  /** Where the tool comes from, for counting hidden tools: `MCP server github`, `saved programs`. */
+  group?: string;
+  /**
    * What a call would do, for the confirmation a person sees (a diff for file writes). Must not
    * change anything. Absent: the call's body parameter is shown as code.
    */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS } from '../config/config-schema';
+import { DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS, DEFAULT_HIDE_TOOLS_ABOVE_TOKENS } from '../config/config-schema';
 import { tokensForChars } from '../llm/estimate-tokens';
 import { wildcardMatcher } from '../policy/pattern';
 import { toolDeclarations } from './declarations';
@@ -59,6 +59,46 @@ export function listsBriefly(tools: readonly ToolSpec[], aboveTokens: number = D
 /** Copies of `tools` marked `brief`; the tools given are not changed. */
 export function markBrief(tools: readonly ToolSpec[]): ToolSpec[] {
   return tools.map((tool) => ({ ...tool, brief: true }));
+}
+
+/** Estimated tokens (four characters a token) of listing `tools` one line each (see `briefLine`). */
+export function briefListingTokens(tools: readonly ToolSpec[]): number {
+  return tools.reduce((sum, tool) => sum + tokensForChars(briefLine(tool).length + 3), 0);
+}
+
+/**
+ * Whether the registered tools are not to be listed at all: when even their one-line listing
+ * would take more than `aboveTokens` estimated tokens (see `briefListingTokens`). Like
+ * `listsBriefly`, the rule depends on the tools alone.
+ */
+export function hidesTools(tools: readonly ToolSpec[], aboveTokens: number = DEFAULT_HIDE_TOOLS_ABOVE_TOKENS): boolean {
+  return tools.length > 0 && briefListingTokens(tools) > aboveTokens;
+}
+
+/** Copies of `tools` marked `brief` and `hidden`; the tools given are not changed. */
+export function markHidden(tools: readonly ToolSpec[]): ToolSpec[] {
+  return tools.map((tool) => ({ ...tool, brief: true, hidden: true }));
+}
+
+/** Names shown per group when hidden tools are counted. */
+const HIDDEN_NAMES_SHOWN = 3;
+
+/**
+ * Hidden tools as the prompt counts them, one line per group in order of first appearance:
+ * `- MCP server github: 90 tools (github_create_issue, github_get_pull_request, github_list_issues, …)`.
+ */
+export function hiddenGroups(tools: readonly ToolSpec[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const tool of tools) {
+    const group = tool.group ?? 'other tools';
+    const names = groups.get(group);
+    if (names) names.push(tool.name);
+    else groups.set(group, [tool.name]);
+  }
+  return [...groups].map(([group, names]) => {
+    const shown = names.slice(0, HIDDEN_NAMES_SHOWN).join(', ');
+    return `- ${group}: ${names.length} tool${names.length === 1 ? '' : 's'} (${shown}${names.length > HIDDEN_NAMES_SHOWN ? ', …' : ''})`;
+  });
 }
 
 /** A tool as a brief listing shows it: `finance_get_members — List the members of a department`. */

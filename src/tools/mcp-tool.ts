@@ -58,6 +58,7 @@ function createMcpTool(server: string, tool: McpToolInfo, callers: readonly Call
     instructions: instructionsFor(tool, name, callers, example, returns),
     example,
     blockTypes: [],
+    group: `MCP server ${server}`,
     parameters: parametersFor(schema),
     block: {},
     callers,

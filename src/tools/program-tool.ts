@@ -51,6 +51,7 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
     ].join('\n'),
     example: defaultArguments(signature.parameters),
     blockTypes: [],
+    group: 'saved programs',
     parameters: parametersSchema(signature.parameters),
     block: {},
     callers: ['direct', 'program'],

@@ -6,7 +6,7 @@ import { PYTHON_PRINCIPAL } from '../ptc/python-bridge';
 import { runProgram, type ProgramRun, type ProgramTool } from '../ptc/run-program';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { toolDeclarations } from './declarations';
-import { briefLine, DESCRIBE_TOOL } from './describe';
+import { briefLine, DESCRIBE_TOOL, hiddenGroups } from './describe';
 import { defineTool, type ToolContext, type ToolSpec } from './define-tool';
 import { invokeTool } from './invoke-tool';
 
@@ -51,18 +51,27 @@ export interface PtcToolOptions {
 /**
  * The tools programs can call, for `ptc`'s instructions: those listed in full as TypeScript
  * declarations in a ```` ```ts ```` block, then those listed briefly (`brief`) one a line, with
- * a sentence sending the model to `describe` for their parameters.
+ * a sentence sending the model to `describe` for their parameters, then the hidden ones
+ * counted by group.
  */
 export function programToolListing(tools: readonly ToolSpec[]): string[] {
   const full = tools.filter((tool) => !tool.brief);
-  const brief = tools.filter((tool) => tool.brief);
+  const brief = tools.filter((tool) => tool.brief && !tool.hidden);
+  const hidden = tools.filter((tool) => tool.hidden);
   const lines = full.length > 0 ? ['```ts', toolDeclarations(full), '```'] : [];
-  if (brief.length === 0) return lines;
-  return [
-    ...lines,
-    `${full.length > 0 ? 'More tools' : 'Tools'}, listed by name only: the ${DESCRIBE_TOOL} tool gives a tool's parameters and result; describe one before a program calls it.`,
-    ...brief.map((tool) => `- ${briefLine(tool)}`),
-  ];
+  if (brief.length > 0) {
+    lines.push(
+      `${full.length > 0 ? 'More tools' : 'Tools'}, listed by name only: the ${DESCRIBE_TOOL} tool gives a tool's parameters and result; describe one before a program calls it.`,
+      ...brief.map((tool) => `- ${briefLine(tool)}`),
+    );
+  }
+  if (hidden.length > 0) {
+    lines.push(
+      `${hidden.length} more tools are too many to list; the ${DESCRIBE_TOOL} tool finds them by name, pattern or words and gives their parameters. Where they come from:`,
+      ...hiddenGroups(hidden),
+    );
+  }
+  return lines;
 }
 
 /** Makes the `ptc` tool: runs a ```` ```ptc ```` block as a program over the eligible tools. */

@@ -59,8 +59,8 @@ export async function runToolUse(
     return { tool: spec.name, result: { output: `${spec.name} can only be called from a program (a ptc block).`, isError: true } };
   }
   let input = use.kwargs ?? blockInput(spec, use);
-  if (spec.name === CALL_TOOL && use.format !== 'tool') {
-    // A call block runs as the tool it names, so admission, the log and the chat see that tool.
+  if (spec.name === CALL_TOOL) {
+    // A call runs as the tool it names, so admission, the log and the chat see that tool.
     const resolved = await resolveCall(input, registry, use.format);
     if ('error' in resolved) return { tool: CALL_TOOL, result: { output: resolved.error, isError: true } };
     ({ spec, input } = resolved);

@@ -4,7 +4,9 @@ import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type CommandToolConfig } from '../../src/config/config-schema';
 import type { ProgramRun } from '../../src/ptc/run-program';
 import type { McpToolInfo } from '../../src/runtime/mcp-connection';
-import { buildToolset } from '../../src/cli/toolset';
+import { buildToolset, sessionTools } from '../../src/cli/toolset';
+import { ToolRegistry } from '../../src/tools/registry';
+import { runToolUse } from '../../src/tools/run-tool-use';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { createMcpTools, type McpCaller } from '../../src/tools/mcp-tool';
 import { useTempSession } from '../support/temp-session';
@@ -15,7 +17,7 @@ const session = useTempSession();
 const sessionRef = () => ({ id: session().id, dir: session().dir });
 const now = new Date('2026-03-04T05:06:07Z');
 
-function config(fields: { tools?: Record<string, CommandToolConfig>; briefToolsAboveTokens?: number } = {}): FenceConfig {
+function config(fields: { tools?: Record<string, CommandToolConfig>; briefToolsAboveTokens?: number; hideToolsAboveTokens?: number } = {}): FenceConfig {
   return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sources: [], ...fields };
 }
 
@@ -123,5 +125,54 @@ describe('a session with many registered tools', () => {
     const toolset = buildToolset(config({ briefToolsAboveTokens: 1_000_000 }), sessionRef(), mcpTools(50));
     expect(offersDescribe(toolset)).toBe(false);
     expect(names(toolset.tools)).not.toContain('describe');
+  });
+});
+
+describe('a session with hundreds of registered tools', () => {
+  const registryFor = (tools: readonly ToolSpec[]) => new ToolRegistry(tools);
+
+  it('counts them by server instead of listing them, in markdown, and reaches them with describe and call', async () => {
+    const toolset = buildToolset(config(), sessionRef(), mcpTools(300));
+    const tools = sessionTools(toolset, 'markdown');
+    expect(toolset.eligible.filter((tool) => tool.hidden)).toHaveLength(300);
+    const markdown = prompt(tools, 'markdown');
+    expect(markdown).not.toMatch(/^- tracker_search_\d+ — /m);
+    expect(markdown).toContain('300 more tools are too many to list; the describe tool finds them by name, pattern or words');
+    expect(markdown).toContain('- MCP server tracker: 300 tools (tracker_search_0, tracker_search_1, tracker_search_2, …)');
+    expect(markdown).toContain('\n## call\n');
+    const described = await tools.find((t) => t.name === 'describe')?.execute({ tools: 'tracker_search_123' }, makeToolContext(workspace()));
+    expect(described?.output).toContain('## tracker_search_123');
+    const use = { tool: 'call', args: ['tracker_search_123'], content: '{"project": "a/b", "query": "x"}', format: 'markdown' as const, start: 0, end: 0 };
+    const outcome = await runToolUse(use, registryFor(tools), makeToolContext(workspace()), { outputsDir: workspace() });
+    expect(outcome.tool).toBe('tracker_search_123');
+    expect(outcome.result.output).toBe('{"project":"a/b","query":"x"}');
+  });
+
+  it('gives them no native definitions, and a native call tool for them', async () => {
+    const toolset = buildToolset(config(), sessionRef(), mcpTools(300));
+    const tools = sessionTools(toolset, 'tool');
+    const definitions = toolSchemas(tools);
+    expect(definitions.some((d) => d.name.startsWith('tracker_'))).toBe(false);
+    const call = definitions.find((d) => d.name === 'call');
+    expect(call?.description).toContain('- MCP server tracker: 300 tools');
+    const use = { tool: 'call', args: [], content: '', kwargs: { tool: 'tracker_search_7', arguments: { project: 'a/b', query: 'y' } }, format: 'tool' as const, callId: 'c1', start: 0, end: 0 };
+    const outcome = await runToolUse(use, registryFor(tools), makeToolContext(workspace()), { outputsDir: workspace() });
+    expect(outcome.tool).toBe('tracker_search_7');
+    expect(outcome.result.output).toBe('{"project":"a/b","query":"y"}');
+    // Five tools still have their definitions and no call.
+    expect(sessionTools(buildToolset(config(), sessionRef(), mcpTools(5)), 'tool').some((t) => t.name === 'call')).toBe(false);
+  });
+
+  it('keeps the whole request of 300 tools under that of 50 listed by one line', () => {
+    const size = (count: number, format: 'markdown' | 'tool') => {
+      const tools = sessionTools(buildToolset(config(), sessionRef(), mcpTools(count)), format);
+      return prompt(tools, format).length + (format === 'tool' ? JSON.stringify(toolSchemas(tools)).length : 0);
+    };
+    for (const format of ['markdown', 'tool'] as const) expect(size(300, format)).toBeLessThan(size(50, format));
+  });
+
+  it('follows hide_tools_above_tokens', () => {
+    expect(buildToolset(config({ hideToolsAboveTokens: 0 }), sessionRef(), mcpTools(3)).tools.filter((t) => t.hidden)).toHaveLength(3);
+    expect(buildToolset(config({ hideToolsAboveTokens: 1_000_000 }), sessionRef(), mcpTools(300)).tools.filter((t) => t.hidden)).toHaveLength(0);
   });
 });

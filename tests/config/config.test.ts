@@ -121,6 +121,8 @@ cache_write_per_mtok = 0
     expect(await writeConfigs({ user: 'brief_tools_above_tokens = 500\n', project: 'brief_tools_above_tokens = 0\n' })).toMatchObject({ config: { briefToolsAboveTokens: 0 } });
     expect(await projectError('brief_tools_above_tokens = -1\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer');
     expect(await projectError('brief_tools_above_tokens = "many"\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer, got a string');
+    expect(await writeConfigs({ user: 'hide_tools_above_tokens = 900\n', project: 'hide_tools_above_tokens = 50\n' })).toMatchObject({ config: { hideToolsAboveTokens: 50 } });
+    expect(await projectError('hide_tools_above_tokens = 1.5\n')).toBe('fence.toml: hide_tools_above_tokens: expected a non-negative integer, got a float');
   });
 
   it('merges the project file over the user file', async () => {
@@ -214,7 +216,7 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp, brief_tools_above_tokens)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
