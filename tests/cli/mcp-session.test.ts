@@ -79,6 +79,20 @@ describe('a session with an MCP server', () => {
     expect(results[1]?.content).toContain('tool 7');
   });
 
+  it('counts 400 server tools instead of defining them, and lets the model call one natively through call', { timeout: 60_000 }, async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--many', '400']) } } }));
+    cli.server.reply((r) => r.toolCall('call', { tool: 'calc_tool_250', arguments: { x: 'a' } })).reply((r) => r.text('Tool 250 works.'));
+    const run = await fence(['--tool-format', 'tool', 'try tool 250']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.trim()).toBe('Tool 250 works.');
+    const tools = cli.server.requests[0]?.body.tools as { function: { name: string; description: string } }[];
+    expect(tools.filter((t) => t.function.name.startsWith('calc_')).map((t) => t.function.name)).toEqual([]);
+    expect(tools.find((t) => t.function.name === 'call')?.function.description).toContain('- MCP server calc: 407 tools');
+    const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
+    expect(result?.meta?.tool).toBe('calc_tool_250');
+    expect(result?.content).toBe('tool 250');
+  });
+
   it('goes on without a server that does not start, saying so in one line', { timeout: 60_000 }, async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--fail-start']) } } }));
     cli.server.reply((r) => r.text('No tools needed.'));
