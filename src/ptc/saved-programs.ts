@@ -237,7 +237,14 @@ export function saveProgram(
   const sha256 = codeHash(trace.code);
   const same = versions.find((v) => v.record.sha256 === sha256);
   if (same) return { error: `${programLabel(same.record)} has this code already; add the trace as a test with fence programs test ${programLabel(same.record)} --add-test ${trace.id}` };
-  const version = nextVersion(join(root.dir, name));
+  const dir = join(root.dir, name);
+  let version: number;
+  try {
+    mkdirSync(dir, { recursive: true });
+    version = claimVersion(dir, trace.code);
+  } catch (error) {
+    return { error: `cannot write in ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+  }
   const record: ProgramRecord = {
     name,
     version,
@@ -250,9 +257,6 @@ export function saveProgram(
     status: 'saved',
     tests: [testFromTrace(trace)],
   };
-  const dir = join(root.dir, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `v${version}.js`), trace.code);
   writeRecord(dir, record);
   return { scope: root.scope, dir, record, code: trace.code, intact: true };
 }
@@ -262,6 +266,21 @@ export function writeRecord(dir: string, record: ProgramRecord): void {
   const path = join(dir, `v${record.version}.json`);
   writeFileSync(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
   renameSync(`${path}.tmp`, path);
+}
+
+/**
+ * Writes `code` as the next version's `v<N>.js`, created exclusively: when another save took
+ * that number first (two sessions saving at once), the next one is tried. Gives the number.
+ */
+function claimVersion(dir: string, code: string): number {
+  for (let version = nextVersion(dir); ; version++) {
+    try {
+      writeFileSync(join(dir, `v${version}.js`), code, { flag: 'wx' });
+      return version;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }
 
 /** The number after every version file in the folder, readable or not, so that none is written over. */

@@ -584,3 +584,22 @@ describe('writeRecord', () => {
     expect('error' in found ? found.error : [found.record.status, found.intact]).toEqual(['approved', true]);
   });
 });
+
+describe('saving next to another save', () => {
+  it('takes the next number when a version file of the number it chose appears first, and says when it cannot write', async () => {
+    const { trace } = await runProgram({ code: 'return 1;', tools: {}, session: { id: 's', dir: join(base, 'session') } });
+    const user = programRoots(home(), workspace())[1] as ProgramRoot;
+    const dir = join(user.dir, 'racer');
+    mkdirSync(dir, { recursive: true });
+    // Another process is writing v1: its code is there, its record not yet.
+    writeFileSync(join(dir, 'v1.js'), 'return 0;');
+    const saved = saveProgram(programRoots(home(), workspace()), user, 'racer', trace, []);
+    expect('error' in saved ? saved.error : saved.record.version).toBe(2);
+    expect(readFileSync(join(dir, 'v1.js'), 'utf8')).toBe('return 0;');
+
+    const blocked = { scope: 'user' as const, dir: join(base, 'file-not-folder') };
+    writeFileSync(blocked.dir, 'x');
+    const refused = saveProgram([blocked], blocked, 'racer', trace, []);
+    expect('error' in refused ? refused.error : '').toMatch(/^cannot write in .*file-not-folder\/racer: (ENOTDIR|EEXIST)$/);
+  });
+});
