@@ -56,8 +56,8 @@ export interface PromptOverhead {
 
 /** Tokens of the system prompt and the tool definitions that every request of a format carries. */
 export function promptOverhead(): PromptOverhead[] {
-  const tools = builtinToolset();
   return (['markdown', 'xml', 'tool'] as const).map((format) => {
+    const tools = builtinToolset([], format);
     const system = buildSystemPrompt({ tools, workspace: '/home/user/project', format, now: new Date('2026-01-01') });
     const systemTokens = count(system);
     const toolTokens = format === 'tool' ? count(JSON.stringify(openAITools(tools))) : 0;
@@ -153,7 +153,6 @@ export interface GrowthFigures {
 
 /** A 200-step session in markdown and in the native format: tokens sent in all, and the last request. */
 export function contextGrowth(steps = 200): GrowthFigures[] {
-  const tools = builtinToolset();
   const shell = shellSteps();
   const saves = saveSteps();
   const scenarios = {
@@ -163,6 +162,7 @@ export function contextGrowth(steps = 200): GrowthFigures[] {
   const figures: GrowthFigures[] = [];
   for (const [scenario, script] of Object.entries(scenarios)) {
     for (const format of ['markdown', 'tool'] as const) {
+      const tools = builtinToolset([], format);
       const system = buildSystemPrompt({ tools, workspace: '/home/user/project', format, now: new Date('2026-01-01') });
       const log = sessionLog(format, script, tools, system);
       const definitions = format === 'tool' ? openAITools(tools) : undefined;

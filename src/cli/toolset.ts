@@ -19,7 +19,7 @@ import { completeTool } from '../tools/complete';
 import type { ToolSpec } from '../tools/define-tool';
 import { createDescribeTool, hidesTools, listsBriefly, markBrief, markHidden } from '../tools/describe';
 import { createProgramTool, type ProgramToolOptions } from '../tools/program-tool';
-import { createPtcTool, eligibleTools } from '../tools/ptc';
+import { createPtcTool, eligibleTools, type PtcToolOptions } from '../tools/ptc';
 
 /** The tools of a session and what governs them. */
 export interface Toolset {
@@ -31,6 +31,8 @@ export interface Toolset {
   limits: SandboxLimits;
   /** One line per saved program left out (no `fence:` prefix). */
   problems: string[];
+  /** What the `ptc` tool was made from, so a format can have its own (see `sessionTools`). */
+  ptcOptions: PtcToolOptions;
 }
 
 /** Sandbox limits from the `[ptc]` table of the config. */
@@ -69,17 +71,22 @@ export function buildToolset(
   const listing = registeredListing([...configured, ...saved.tools], config);
   const base = listing.tools;
   eligible = eligibleTools(base, config.ptc.eligible);
-  const ptc = createPtcTool({ tools: eligible, rules: config.policy, limits, store, session });
-  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, problems: saved.problems };
+  const ptcOptions: PtcToolOptions = { tools: eligible, rules: config.policy, limits, store, session };
+  const ptc = createPtcTool(ptcOptions);
+  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, problems: saved.problems, ptcOptions };
 }
 
 /**
- * The tools a session offers in a format: the toolset's, then `call` when some tool cannot be
- * called otherwise (see `createCallTool`), then, in an autonomous run, `complete`.
+ * The tools a session offers in a format: the toolset's (natively with a `ptc` that names the
+ * tools the model has definitions of rather than declaring them again), then `call` when some
+ * tool cannot be called otherwise (see `createCallTool`), then, in an autonomous run,
+ * `complete`.
  */
-export function sessionTools(toolset: Pick<Toolset, 'tools'>, format: ToolFormat, auto = false): ToolSpec[] {
+export function sessionTools(toolset: Pick<Toolset, 'tools' | 'ptcOptions'>, format: ToolFormat, auto = false): ToolSpec[] {
   const call = createCallTool(toolset.tools, format);
-  return [...toolset.tools, ...(call ? [call] : []), ...(auto ? [completeTool] : [])];
+  // Natively the tools' definitions give their arguments: ptc names those tools instead of declaring them.
+  const tools = format === 'tool' ? toolset.tools.map((tool) => (tool.name === 'ptc' ? createPtcTool({ ...toolset.ptcOptions, native: true }) : tool)) : toolset.tools;
+  return [...tools, ...(call ? [call] : []), ...(auto ? [completeTool] : [])];
 }
 
 /**

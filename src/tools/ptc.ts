@@ -46,19 +46,33 @@ export interface PtcToolOptions {
   limits?: Partial<SandboxLimits>;
   store?: ProgramStore;
   session: { id: string; dir: string };
+  /**
+   * The model calls tools natively, from definitions that give their parameters: the tools it
+   * has definitions of are only named in the instructions (with their result types), not
+   * declared again.
+   */
+  native?: boolean;
 }
 
 /**
  * The tools programs can call, for `ptc`'s instructions: those listed in full as TypeScript
  * declarations in a ```` ```ts ```` block, then those listed briefly (`brief`) one a line, with
  * a sentence sending the model to `describe` for their parameters, then the hidden ones
- * counted by group.
+ * counted by group. With `native`, the tools the model has definitions of (direct, not hidden)
+ * come first, by name and result type only: their definitions already give their arguments.
  */
-export function programToolListing(tools: readonly ToolSpec[]): string[] {
-  const full = tools.filter((tool) => !tool.brief);
-  const brief = tools.filter((tool) => tool.brief && !tool.hidden);
-  const hidden = tools.filter((tool) => tool.hidden);
-  const lines = full.length > 0 ? ['```ts', toolDeclarations(full), '```'] : [];
+export function programToolListing(tools: readonly ToolSpec[], native = false): string[] {
+  const defined = native ? tools.filter((tool) => tool.callers.includes('direct') && !tool.hidden) : [];
+  const rest = tools.filter((tool) => !defined.includes(tool));
+  const full = rest.filter((tool) => !tool.brief);
+  const brief = rest.filter((tool) => tool.brief && !tool.hidden);
+  const hidden = rest.filter((tool) => tool.hidden);
+  const lines: string[] = [];
+  if (defined.length > 0) {
+    const named = defined.map((tool) => (tool.returns ? `${tool.name} → ${tool.returns}` : tool.name));
+    lines.push(`Your tools, with the arguments their definitions give (→ what a program gets back): ${named.join(', ')}.`);
+  }
+  if (full.length > 0) lines.push(...(defined.length > 0 ? ['And these:'] : []), '```ts', toolDeclarations(full), '```');
   if (brief.length > 0) {
     lines.push(
       `${full.length > 0 ? 'More tools' : 'Tools'}, listed by name only: the ${DESCRIBE_TOOL} tool gives a tool's parameters and result; describe one before a program calls it.`,
@@ -86,7 +100,7 @@ export function createPtcTool(options: PtcToolOptions) {
       'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel; unique(array); store(key, value) and load(key) keep JSON values for later programs. No file system, network, require or import: use the tools.',
       'Start the program with a comment saying what it is for: `// intent: <purpose>`. Inputs worth changing may follow as `// param name: type = default` (read as `args.name`).',
       names.length > 0 ? 'The tools programs can call:' : 'No tools can be called from programs in this session.',
-      ...programToolListing(options.tools),
+      ...programToolListing(options.tools, options.native),
     ].join('\n'),
     example: {
       code: [

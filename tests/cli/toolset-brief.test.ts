@@ -128,6 +128,26 @@ describe('a session with many registered tools', () => {
   });
 });
 
+describe('ptc in the native format', () => {
+  it('names the tools the model has definitions of, with their result types, and declares only the others', () => {
+    const programOnly = createMcpTools('ledger', { command: 'ledger-mcp', callers: ['program'] }, echoes, [
+      { name: 'totals', description: 'Totals of a ledger.', inputSchema: { type: 'object', properties: { year: { type: 'integer' } } } },
+    ]);
+    const toolset = buildToolset(config(), sessionRef(), [...mcpTools(2), ...programOnly]);
+    const native = sessionTools(toolset, 'tool').find((tool) => tool.name === 'ptc')?.instructions ?? '';
+    expect(native).toContain('Your tools, with the arguments their definitions give (→ what a program gets back): read → string | string[], glob → string[], grep → ');
+    expect(native).toContain(', tracker_search_0, tracker_search_1.');
+    expect(native).not.toContain('declare function read(');
+    expect(native).not.toContain('declare function tracker_search_0(');
+    expect(native).toContain('And these:\n```ts\n');
+    expect(native).toContain('declare function ledger_totals(args: {');
+    // The block formats keep every declaration.
+    const markdown = sessionTools(toolset, 'markdown').find((tool) => tool.name === 'ptc')?.instructions ?? '';
+    expect(markdown).toContain('declare function read(');
+    expect(markdown).toContain('declare function tracker_search_0(');
+  });
+});
+
 describe('a session with hundreds of registered tools', () => {
   const registryFor = (tools: readonly ToolSpec[]) => new ToolRegistry(tools);
 
