@@ -85,10 +85,10 @@ function buildProgram(): Command {
   programs
     .command('save <name>')
     .description("save a program run's code as the next version of <name>, with the run as its recorded test")
-    .requiredOption('--from-trace <id>', 'the trace of the run (see fence trace list)')
+    .option('--from-trace <id>', 'the trace of the run (see fence trace list; default: the newest program run that worked)')
     .option('--project', "keep it in the workspace's .fence/programs/ (default: $FENCE_HOME/programs/)")
     .option(...workspaceOption)
-    .action(async (name: string, options: { fromTrace: string; project?: boolean; workspace?: string }) => {
+    .action(async (name: string, options: { fromTrace?: string; project?: boolean; workspace?: string }) => {
       const { saveProgramCommand } = await import('./programs-command');
       process.exitCode = await saveProgramCommand(name, options);
     });

@@ -8,6 +8,7 @@ import {
   codeHash,
   findProgram,
   listPrograms,
+  newestSavableTrace,
   parseProgramRef,
   programLabel,
   programRoots,
@@ -44,15 +45,25 @@ function rootsFor(options: ProgramsOptions): ProgramRoot[] | { error: string } {
 }
 
 /**
- * `fence programs save <name> --from-trace <id> [--project]`: keeps a trace's program as the
- * next version of `name` (see `keepTrace`). Returns the exit code.
+ * `fence programs save <name> [--from-trace <id>] [--project]`: keeps a trace's program (by
+ * default the newest program run that worked) as the next version of `name` (see
+ * `keepTrace`). Returns the exit code.
  */
-export async function saveProgramCommand(name: string, options: ProgramsOptions & { fromTrace: string; project?: boolean }): Promise<number> {
+export async function saveProgramCommand(name: string, options: ProgramsOptions & { fromTrace?: string; project?: boolean }): Promise<number> {
   const roots = rootsFor(options);
   if ('error' in roots) return fail(roots.error);
-  const found = findTrace(fenceHome(), options.fromTrace);
-  if ('error' in found) return fail(found.error);
-  const kept = await keepTrace(fenceHome(), roots, name, found.trace, options.project === true);
+  let trace: ProgramTrace;
+  if (options.fromTrace !== undefined) {
+    const found = findTrace(fenceHome(), options.fromTrace);
+    if ('error' in found) return fail(found.error);
+    trace = found.trace;
+  } else {
+    const newest = newestSavableTrace(fenceHome());
+    if (!newest) return fail('no program run has worked yet: there is nothing to save (see fence trace list)');
+    trace = newest;
+    out(`from trace ${trace.id} (${trace.createdAt.slice(0, 19).replace('T', ' ')}), the newest program run that worked`);
+  }
+  const kept = await keepTrace(fenceHome(), roots, name, trace, options.project === true);
   if ('error' in kept) return fail(kept.error);
   for (const line of kept.lines) out(line);
   return 0;

@@ -239,7 +239,7 @@ async function saveProgram(ctx: ChatCommandContext, argument: string): Promise<v
     ctx.view.printLines([style.yellow('/save-program needs a name for the program, e.g. /save-program over_limit')]);
     return;
   }
-  const [{ keepTrace }, { findTrace, listTraces }, { programRoots }] = await Promise.all([
+  const [{ keepTrace }, { findTrace }, { newestSavableTrace, programRoots }] = await Promise.all([
     import('./programs-command'),
     import('../ptc/trace'),
     import('../ptc/saved-programs'),
@@ -251,10 +251,7 @@ async function saveProgram(ctx: ChatCommandContext, argument: string): Promise<v
     if ('error' in found) return ctx.view.printLines([style.yellow(found.error)]);
     trace = found.trace;
   } else {
-    // The model's own programs: not Python cells, not runs of programs saved already (`program:name@2`).
-    const own = (t: { sessionId: string; ok: boolean; runtime?: string; principal: string }) =>
-      ids.has(t.sessionId) && t.ok && t.runtime !== 'python' && !/@\d+$/.test(t.principal);
-    trace = listTraces(ctx.home).find((stored) => own(stored.trace))?.trace;
+    trace = newestSavableTrace(ctx.home, ids);
     if (!trace) return ctx.view.printLines([style.yellow('No program of this session has worked yet: there is nothing to save.')]);
   }
   const kept = await keepTrace(ctx.home, programRoots(ctx.home, ctx.workspace), name, trace, project);

@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { parseSignature } from './program-params';
-import type { ProgramTrace } from './trace';
+import { listTraces, type ProgramTrace } from './trace';
 
 /**
  * Procedural memory: programs that worked once, kept as plain files a person can read and
@@ -176,6 +176,17 @@ export function unreplayable(trace: ProgramTrace): string | undefined {
     if (call.resultBytes !== undefined) return `call #${call.seq} (${call.tool}) returned ${call.resultBytes} bytes, too many to keep in a trace`;
   }
   return undefined;
+}
+
+/**
+ * The newest run worth saving: a program the model (or `fence run`) wrote that worked — not a
+ * Python cell, not a run of a program saved already (`program:name@2`) — of the sessions
+ * `sessionIds` names, or of any session when it is absent.
+ */
+export function newestSavableTrace(home: string, sessionIds?: ReadonlySet<string>): ProgramTrace | undefined {
+  const savable = (trace: ProgramTrace) =>
+    trace.ok && trace.runtime !== 'python' && !/@\d+$/.test(trace.principal) && (!sessionIds || sessionIds.has(trace.sessionId));
+  return listTraces(home).find((stored) => savable(stored.trace))?.trace;
 }
 
 /** A recorded test from a trace (see `unreplayable` for the traces that cannot be one). */

@@ -61,6 +61,17 @@ describe('fence programs', () => {
     expect(list.stdout).toMatch(/^count_lines@1\s+saved\s+user\s+1 test\s+count the lines of the text files$/m);
   });
 
+  it('saves the newest program run that worked when no trace is named', { timeout: 60_000 }, async () => {
+    const none = await fence(['programs', 'save', 'count_lines']);
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toContain('no program run has worked yet');
+    const { trace } = await runProgram(COUNT_LINES);
+    await runProgram('// intent: fail\nthrow new Error("no");');
+    const save = await fence(['programs', 'save', 'count_lines']);
+    expect(save.exitCode).toBe(0);
+    expect(save.stdout).toMatch(new RegExp(`^from trace ${trace} \\(.+\\), the newest program run that worked\nsaved count_lines@1`));
+  });
+
   it('refuses a failed run, a bad name, code saved already, and a run that does not replay', { timeout: 60_000 }, async () => {
     const failed = await runProgram('// intent: fail\nthrow new Error("no");');
     expect(failed.exitCode).toBe(1);
