@@ -123,7 +123,7 @@ function buildProgram(): Command {
     .option(...workspaceOption)
     .action(async (ref: string, other: string | undefined, options: { workspace?: string }) => {
       const { diffProgramCommand } = await import('./programs-command');
-      process.exitCode = diffProgramCommand(ref, other, options);
+      process.exitCode = await diffProgramCommand(ref, other, options);
     });
   programs
     .command('approve <program>')

@@ -2,7 +2,7 @@ import { loadConfig } from '../config/config';
 import type { McpServerConfig } from '../config/config-schema';
 import { createMcpTools } from '../tools/mcp-tool';
 import { connectMcpServers, mcpToolCacheDir } from './mcp-servers';
-import { resolveWorkspace } from './open-session';
+import { resolveWorkspace } from './workspace';
 
 /** Options of `fence mcp list`; the streams and environment are there for tests. */
 export interface McpListOptions {

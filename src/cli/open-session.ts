@@ -1,5 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { AgentOptions } from '../agent/agent';
 import { buildSystemPrompt, readAgentsFile, toolChangeNotice } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
@@ -35,14 +34,6 @@ export interface OpenSession {
 /** What an Agent takes from an open session: its tools, log, tools' context and rules. */
 export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules'> {
   return { registry: session.registry, store: session.store, toolContext: session.toolContext, rules: session.rules };
-}
-
-/** Resolves and checks the workspace folder; returns an error line for the user when unusable. */
-export function resolveWorkspace(dir: string | undefined): { path: string } | { error: string } {
-  const path = resolve(dir ?? process.cwd());
-  if (!existsSync(path)) return { error: `workspace ${path} does not exist` };
-  if (!statSync(path).isDirectory()) return { error: `workspace ${path} is not a folder` };
-  return { path };
 }
 
 /**

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fenceHome } from '../config/paths';
 import { readSessionInfo } from '../conversation/session-store';
 import { parseSignature, type ProgramParameter } from '../ptc/program-params';
-import { replayTest, type ReplayOutcome } from '../ptc/replay-test';
+import type { ReplayOutcome } from '../ptc/replay-test';
 import {
   approvedPrograms,
   codeHash,
@@ -22,8 +22,7 @@ import {
   type SavedProgram,
 } from '../ptc/saved-programs';
 import { findTrace, type ProgramTrace } from '../ptc/trace';
-import { renderFileChange } from './diff-view';
-import { resolveWorkspace } from './open-session';
+import { resolveWorkspace } from './workspace';
 import { colorEnabled, createStyle } from './terminal-style';
 
 /** Options every `fence programs` command takes: the workspace whose `.fence/programs/` counts. */
@@ -85,6 +84,7 @@ export async function keepTrace(
   const root = roots.find((r) => r.scope === (project ? 'project' : 'user')) as ProgramRoot;
   // The test is replayed before anything is written: a run that cannot be reproduced is not kept.
   if (trace.ok && !unreplayable(trace)) {
+    const { replayTest } = await import('../ptc/replay-test');
     const replay = await replayTest(trace.code, testFromTrace(trace), { tools: [] });
     if (!replay.passed) return { error: `trace ${trace.id} cannot be saved: replaying it gives another run:\n${problemLines(replay)}` };
   }
@@ -180,6 +180,7 @@ function addTest(program: SavedProgram, traceId: string): string | undefined {
 
 /** Replays every test of a version, printing a line per test and its problems. */
 async function runTests(program: SavedProgram): Promise<ReplayOutcome[]> {
+  const { replayTest } = await import('../ptc/replay-test');
   const results: ReplayOutcome[] = [];
   for (const [index, test] of program.record.tests.entries()) {
     const result = await replayTest(program.code, test, { tools: program.record.tools });
@@ -256,7 +257,7 @@ export function showProgramCommand(ref: string, options: ProgramsOptions): numbe
  * `fence programs diff <name>[@b] [<name>@a | @a]`: the code of version a against version b.
  * By default b is the newest and a the one before it. Returns the exit code.
  */
-export function diffProgramCommand(ref: string, other: string | undefined, options: ProgramsOptions): number {
+export async function diffProgramCommand(ref: string, other: string | undefined, options: ProgramsOptions): Promise<number> {
   const roots = rootsFor(options);
   if ('error' in roots) return fail(roots.error);
   const newer = findProgram(roots, ref);
@@ -277,6 +278,7 @@ export function diffProgramCommand(ref: string, other: string | undefined, optio
   out(`${programLabel(a.record)} → ${programLabel(b.record)}`);
   if (a.record.intent !== b.record.intent) out(`intent: ${a.record.intent ?? '(none)'} → ${b.record.intent ?? '(none)'}`);
   if (a.record.tools.join() !== b.record.tools.join()) out(`calls: ${a.record.tools.join(', ')} → ${b.record.tools.join(', ')}`);
+  const { renderFileChange } = await import('./diff-view');
   const lines = renderFileChange({ kind: 'diff', path: `${name}.js`, before: a.code, after: b.code, created: false }, style, 10_000);
   for (const line of lines) out(line);
   return 0;

@@ -8,7 +8,7 @@ import { runProgram } from '../ptc/run-program';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { BashSession } from '../runtime/bash-session';
 import { programTools } from '../tools/ptc';
-import { resolveWorkspace } from './open-session';
+import { resolveWorkspace } from './workspace';
 import { startMcpServers } from './mcp-servers';
 import { buildToolset } from './toolset';
 
