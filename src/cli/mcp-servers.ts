@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import type { FenceConfig } from '../config/config';
 import { BUILTIN_TOOL_NAMES, OCCASIONAL_TOOL_NAMES, type McpServerConfig } from '../config/config-schema';
 import { fenceHome } from '../config/paths';
-import type { McpConnection, McpToolInfo } from '../runtime/mcp-connection';
+import type { McpConnection, McpConnectionOptions, McpToolInfo } from '../runtime/mcp-connection';
 import type { ToolSpec } from '../tools/define-tool';
 
 /** How long a server's listed tools are taken from the cache before it is asked again. */
@@ -50,8 +50,10 @@ interface CachedTools {
  * Gets every server of `servers` ready (stdio servers run in `cwd`), all at the same time,
  * lazily where it can: a server whose tools were listed in the last 24 hours under the same
  * configuration and folder is not started — its tools come from the cache and it starts on its
- * first call. Any other server is started and its tools listed (and cached). Never throws: a
- * server that fails has `error`. The SDK is loaded only when a server is started.
+ * first call. Any other server is started and its tools listed (and cached). A running server
+ * that says its tools changed is listed again and the cache rewritten (the session goes on
+ * with the tools it began with). Never throws: a server that fails has `error`. The SDK is
+ * loaded only when a server is started.
  */
 export async function connectMcpServers(servers: Record<string, McpServerConfig>, cwd: string, cache: McpCacheOptions = {}): Promise<McpServerStart[]> {
   const entries = Object.entries(servers);
@@ -59,10 +61,18 @@ export async function connectMcpServers(servers: Record<string, McpServerConfig>
   return Promise.all(
     entries.map(async ([name, config]): Promise<McpServerStart> => {
       const file = cache.dir === undefined ? undefined : join(cache.dir, cacheFileName(name, config, cwd));
+      // A server that says its tools changed is listed again, for the sessions that follow.
+      let connection: (McpLink & Pick<McpConnection, 'listTools'>) | undefined;
+      const onToolsChanged = () => {
+        if (connection && file) void relist(connection, file, now);
+      };
       const cached = file && !cache.refresh ? readCache(file, now()) : undefined;
-      if (cached) return { name, config, connection: lazyConnection(name, config, cwd), listed: cached, cached: true };
+      if (cached) {
+        connection = lazyConnection({ name, config, cwd, onToolsChanged });
+        return { name, config, connection, listed: cached, cached: true };
+      }
       const { McpConnection } = await import('../runtime/mcp-connection');
-      const connection = new McpConnection({ name, config, cwd });
+      connection = new McpConnection({ name, config, cwd, onToolsChanged });
       const listed = await connection.listTools();
       if (!listed.ok) return { name, config, connection, error: listed.error };
       if (file) writeCache(file, { listedAt: now(), tools: listed.tools });
@@ -118,15 +128,22 @@ export async function startMcpServers(config: FenceConfig, cwd: string, cache: M
  * A connection made on its first call: the SDK is loaded and the server started then, not
  * before. Closing one that never started does nothing.
  */
-function lazyConnection(name: string, config: McpServerConfig, cwd: string): McpLink {
+function lazyConnection(options: McpConnectionOptions): McpLink & Pick<McpConnection, 'listTools'> {
   let real: Promise<McpConnection> | undefined;
-  const connect = () => (real ??= import('../runtime/mcp-connection').then(({ McpConnection }) => new McpConnection({ name, config, cwd })));
+  const connect = () => (real ??= import('../runtime/mcp-connection').then(({ McpConnection }) => new McpConnection(options)));
   return {
     callTool: async (tool, args, signal) => (await connect()).callTool(tool, args, signal),
+    listTools: async () => (await connect()).listTools(),
     close: async () => {
       if (real) await (await real).close();
     },
   };
+}
+
+/** Lists a running server's tools again and caches them; a listing that fails changes nothing. */
+async function relist(connection: Pick<McpConnection, 'listTools'>, file: string, now: () => number): Promise<void> {
+  const listed = await connection.listTools().catch(() => undefined);
+  if (listed?.ok) writeCache(file, { listedAt: now(), tools: listed.tools });
 }
 
 /**

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/config-schema';
 
 /** Seconds a call (and start-up, and listing) may take when the server's config names no `timeout`. */
@@ -44,6 +44,8 @@ export interface McpConnectionOptions {
   config: McpServerConfig;
   /** Working folder of a stdio server (the workspace). */
   cwd: string;
+  /** Told when the server says its list of tools changed (MCP's `notifications/tools/list_changed`). */
+  onToolsChanged?: () => void;
 }
 
 /** Variables a stdio server gets from fence's environment; anything else only from its `env` table. */
@@ -87,6 +89,7 @@ interface Live {
  *   starts it again.
  * - Each call has the config's `timeout` (default 60 s; start-up and listing get at least 30 s);
  *   a call also ends when its signal aborts.
+ * - A server's `notifications/tools/list_changed` is passed on to `onToolsChanged`.
  * - `close()` ends the connection for good (a stdio server's process is gone when it resolves);
  *   it may be called more than once, and later calls fail.
  *
@@ -102,11 +105,13 @@ export class McpConnection {
   private current: Live | undefined;
   private stderr = '';
   private closing: Promise<void> | undefined;
+  private readonly onToolsChanged: (() => void) | undefined;
 
   constructor(options: McpConnectionOptions) {
     this.name = options.name;
     this.config = options.config;
     this.cwd = options.cwd;
+    this.onToolsChanged = options.onToolsChanged;
     this.timeoutMs = (options.config.timeout ?? DEFAULT_MCP_TIMEOUT_SECONDS) * 1000;
     this.startTimeoutMs = Math.max(this.timeoutMs, MIN_START_TIMEOUT_MS);
   }
@@ -196,6 +201,8 @@ export class McpConnection {
     client.onclose = () => {
       live.closed = true;
     };
+    const onToolsChanged = this.onToolsChanged;
+    if (onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged());
     const transport = this.makeTransport(live);
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });

@@ -69,6 +69,20 @@ describe('getting MCP servers ready', () => {
     expect(starts()).toBe(1);
   });
 
+  it("lists a running server again when it says its tools changed, for the next session's cache", { timeout: 60_000 }, async () => {
+    await (await connect()).connection.close();
+    const lazy = await connect();
+    expect(lazy.cached).toBe(true);
+    expect(lazy.listed?.map((t) => t.name)).not.toContain('added-1');
+    const result = await lazy.connection.callTool('add-tool', {}, new AbortController().signal);
+    expect(result.content[0]?.text).toBe('added added-1');
+    const cached = () => readdirSync(cacheDir()).map((file) => readFileSync(join(cacheDir(), file), 'utf8')).join('');
+    for (let i = 0; i < 200 && !cached().includes('"added-1"'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(cached()).toContain('"added-1"');
+    await lazy.connection.close();
+    expect((await connect()).listed?.map((t) => t.name)).toContain('added-1');
+  });
+
   it('starts every server without a cache folder', { timeout: 60_000 }, async () => {
     await (await connect([], {})).connection.close();
     expect((await connect([], {})).cached).toBeUndefined();

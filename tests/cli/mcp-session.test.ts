@@ -87,7 +87,7 @@ describe('a session with an MCP server', () => {
     expect(run.stdout.trim()).toBe('Tool 250 works.');
     const tools = cli.server.requests[0]?.body.tools as { function: { name: string; description: string } }[];
     expect(tools.filter((t) => t.function.name.startsWith('calc_')).map((t) => t.function.name)).toEqual([]);
-    expect(tools.find((t) => t.function.name === 'call')?.function.description).toContain('- MCP server calc: 407 tools');
+    expect(tools.find((t) => t.function.name === 'call')?.function.description).toContain('- MCP server calc: 408 tools');
     const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
     expect(result?.meta?.tool).toBe('calc_tool_250');
     expect(result?.content).toBe('tool 250');

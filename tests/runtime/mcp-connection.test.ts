@@ -31,7 +31,7 @@ describe('McpConnection', () => {
     const connection = connect();
     const listed = await connection.listTools();
     if (!listed.ok) throw new Error(listed.error);
-    expect(listed.tools.map((t) => t.name)).toEqual(['get-sum', 'echo', 'fail', 'crash', 'sleep', 'env-keys', 'delete-all']);
+    expect(listed.tools.map((t) => t.name)).toEqual(['get-sum', 'echo', 'fail', 'crash', 'sleep', 'env-keys', 'delete-all', 'add-tool']);
     expect(listed.tools[0]?.inputSchema).toMatchObject({ type: 'object', properties: { a: { type: 'number' } } });
     const result = await connection.callTool('get-sum', { a: 2, b: 3 }, signal());
     expect(result).toEqual({ content: [{ type: 'text', text: 'The sum is 5' }], structuredContent: { sum: 5 } });
@@ -51,7 +51,7 @@ describe('McpConnection', () => {
 
   it('lists all 50 extra tools of a large server', async () => {
     const listed = await connect(mcpTestServer(['--many', '50'])).listTools();
-    expect(listed.ok && listed.tools.length).toBe(57);
+    expect(listed.ok && listed.tools.length).toBe(58);
   });
 
   it('passes an isError result through', async () => {

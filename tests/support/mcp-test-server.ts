@@ -4,7 +4,8 @@
  *
  * Tools: `get-sum` (text and structured content), `echo`, `fail` (an `isError` result),
  * `crash` (writes to stderr and exits with code 1 mid-call), `sleep` (answers after `ms`),
- * `env-keys` (the names of its environment variables) and `delete-all` (annotated destructive).
+ * `env-keys` (the names of its environment variables), `delete-all` (annotated destructive) and
+ * `add-tool` (registers `added-<n>`, so the server tells its client that its tools changed).
  *
  * Options: `--many <n>` also registers `tool-1` … `tool-<n>`; `--fail-start` writes a line to
  * stderr and exits with code 3 before speaking MCP; `--started-file <path>` appends the
@@ -68,6 +69,15 @@ server.registerTool(
   { description: 'Deletes every record.', annotations: { destructiveHint: true, readOnlyHint: false } },
   async () => ({ content: [{ type: 'text', text: 'deleted' }] }),
 );
+
+// Registers one more tool each call; the SDK then tells the client its tool list changed.
+let added = 0;
+server.registerTool('add-tool', { description: 'Adds a tool named added-<n>.' }, async () => {
+  added += 1;
+  const name = `added-${added}`;
+  server.registerTool(name, { description: `Added tool ${added}.` }, async () => ({ content: [{ type: 'text', text: name }] }));
+  return { content: [{ type: 'text', text: `added ${name}` }] };
+});
 
 const manyAt = argv.indexOf('--many');
 const many = manyAt >= 0 ? Number(argv[manyAt + 1]) : 0;
