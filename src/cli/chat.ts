@@ -8,6 +8,7 @@ import type { ResolvedModel } from '../llm/models';
 import type { Provider } from '../llm/provider';
 import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat } from '../parse/tool-use';
+import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
 import { loadAgentModel } from './agent-model';
 import { ChatView } from './chat-view';
 import { createConfirmPrompt } from './confirm-prompt';
@@ -236,7 +237,10 @@ async function warmUp(provider: Provider, model: string): Promise<void> {
   }
 }
 
-/** The first lines: the session, model and keys, and for a resumed session the end of its conversation. */
+/**
+ * The first lines: the session, model and keys, the saved programs offered, and for a resumed
+ * session the end of its conversation.
+ */
 function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style: ReturnType<typeof createStyle>, width: number): string[] {
   const lines: string[] = [];
   if (setup.resume) {
@@ -246,6 +250,8 @@ function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style:
   }
   const asks = setup.yes ? 'tools run without asking (-y)' : 'asks before changing anything';
   lines.push(`${style.bold('fence')} ${style.dim(`· ${modelId} · session ${session.store.id} · ${asks}`)}`);
+  const programs = session.registry.tools.filter((tool) => tool.group === SAVED_PROGRAMS_GROUP).map((tool) => tool.name);
+  if (programs.length > 0) lines.push(style.dim(`saved programs offered as tools: ${programs.join(', ')}`));
   lines.push(style.dim('/help for commands · Ctrl-C stops a reply · Ctrl-D leaves'));
   return lines;
 }

@@ -7,6 +7,9 @@ import type { SandboxLimits } from '../runtime/sandbox';
 import { defineTool, type ToolSpec } from './define-tool';
 import { describeRun, programTools } from './ptc';
 
+/** The `group` of saved programs' tools, for listings. */
+export const SAVED_PROGRAMS_GROUP = 'saved programs';
+
 /** How deep saved programs may call saved programs: a program called by a program called by one. */
 export const MAX_PROGRAM_DEPTH = 3;
 
@@ -51,7 +54,7 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
     ].join('\n'),
     example: defaultArguments(signature.parameters),
     blockTypes: [],
-    group: 'saved programs',
+    group: SAVED_PROGRAMS_GROUP,
     parameters: parametersSchema(signature.parameters),
     block: {},
     callers: ['direct', 'program'],

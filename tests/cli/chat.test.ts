@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSession } from '../../src/conversation/session-store';
-import { readOnlySessionLog, useCliRun } from '../support/run-cli';
+import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 import { KEYS, startTerminalSession, type TerminalSession } from '../support/terminal-session';
 
 const cli = useCliRun();
@@ -282,6 +282,13 @@ describe('the chat in a terminal', () => {
     await chat.waitFor('count_notes@1 has this code already');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
+
+    // Approved, it is named when the next chat opens.
+    expect((await runFence(['programs', 'approve', 'count_notes@1'], { cwd: dirs.workspace, env: cli.env() })).exitCode).toBe(0);
+    const next = startChat();
+    await next.waitFor('saved programs offered as tools: count_notes');
+    next.type(`/exit${KEYS.enter}`);
+    expect(await next.exited).toBe(0);
   });
 
   it('edits a command in $EDITOR before it runs, and tells the model what ran', { timeout: 60_000 }, async () => {
