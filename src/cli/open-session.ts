@@ -41,12 +41,14 @@ export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' 
  * the tools the config describes; or, with `resume`, opens an existing session (locked for
  * this process), records the model, format and tools it now runs with, and answers any call
  * that a stop cut off. A resumed session keeps its system prompt, and is told in a system
- * message which tools were added or are gone since it last ran. The shell is started at once in the background, since
- * most runs use it and its start-up then overlaps the first model request. The tools of the
- * config's MCP servers join the registry before the system prompt is written: from the cache
- * of listed tools (the server then starts on its first call), or by starting the servers, all
- * at once (see `connectMcpServers`); a server that fails is left out with one line on stderr
- * (`warn`), and the servers stop with `close()`. The approved saved programs of the user and the project
+ * message which tools were added or are gone since it last ran.
+ *
+ * The shell is started at once in the background, since most runs use it and its start-up
+ * then overlaps the first model request. The tools of the config's MCP servers join the
+ * registry before the system prompt is written: from the cache of listed tools (the server
+ * then starts on its first call), or by starting the servers, all at once (see
+ * `connectMcpServers`); a server that fails is left out with one line on stderr (`warn`), and
+ * the servers stop with `close()`. The approved saved programs of the user and the project
  * join as tools too (see `approvedPrograms`).
  */
 export async function openSession(options: {

@@ -21,9 +21,10 @@ export interface RunProgramCommandOptions {
 /**
  * `fence run <program.js>`: runs a program against the workspace's eligible tools with no
  * model, under the same admission and limits as in a session (with the tools of the config's
- * MCP servers, ready for the run, and the approved saved programs). The program's output goes to
- * stdout, then its result as JSON; errors go to stderr. Its trace goes to a session of its
- * own. Returns the exit code: 0 when the program finished, 1 when it failed or could not run.
+ * MCP servers, ready for the run, and the approved saved programs). The program's output goes
+ * to stdout, then its result as JSON; errors go to stderr. Its trace goes to a session of its
+ * own. Returns the exit code: 0 when the program finished, 1 when it failed or could not run,
+ * 2 for arguments that do not fit the program's declared parameters.
  */
 export async function runProgramCommand(file: string, options: RunProgramCommandOptions): Promise<number> {
   const err = process.stderr;
