@@ -123,7 +123,7 @@ export function toolChangeNotice(before: readonly string[], tools: readonly Tool
   const lines = ['The tools changed since this session last ran.'];
   if (added.length > 0) {
     lines.push('Added:', ...added.map((tool) => `- ${tool.name}: ${tool.description}`));
-    if (format !== 'tool' && added.some((tool) => tool.blockTypes.length === 0)) {
+    if (format !== 'tool' && added.some((tool) => tool.blockTypes.length === 0 && tool.callers.includes('direct'))) {
       lines.push('Call one that has no block of its own with a call block (the name after the tag, the JSON arguments as its body), or from a program.');
     }
   }
