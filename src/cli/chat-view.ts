@@ -78,7 +78,8 @@ export class ChatView {
         break;
       case 'text':
         this.print(this.#markdown.push(event.text));
-        if (this.#spinner.active) this.#spinner.relabel('writing');
+        // A long line shows as it comes, at the end of the status line, until it is rendered.
+        if (this.#spinner.active) this.#spinner.relabel('writing', this.#markdown.tail);
         break;
       case 'reply_end':
         this.print(this.#markdown.finish());

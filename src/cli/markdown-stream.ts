@@ -145,11 +145,16 @@ function blockLanguage(info: string): string {
  * partial line (and an unfinished table) is buffered, and every line is rendered once. Never
  * throws: a line that somehow fails to render is shown as its plain text.
  */
+/** Characters of the unfinished line that `tail` keeps. */
+const TAIL_CHARS = 200;
+
 export class MarkdownStream {
   readonly #style: Style;
   readonly #width: number;
   /** The pieces of the line whose line break has not arrived yet. */
   #pending: string[] = [];
+  /** The last `TAIL_CHARS` characters of that line, kept as it grows (see `tail`). */
+  #tail = '';
   #block: OpenBlock | undefined;
   /** Lines of the table group waiting for a line that is not part of it. */
   #table: string[] = [];
@@ -174,10 +179,15 @@ export class MarkdownStream {
     for (;;) {
       const newline = chunk.indexOf('\n', from);
       if (newline === -1) {
-        if (from < chunk.length) this.#pending.push(from === 0 ? chunk : chunk.slice(from));
+        if (from < chunk.length) {
+          const piece = from === 0 ? chunk : chunk.slice(from);
+          this.#pending.push(piece);
+          this.#tail = (this.#tail + piece.slice(-TAIL_CHARS)).slice(-TAIL_CHARS);
+        }
         break;
       }
       let line = chunk.slice(from, newline);
+      this.#tail = '';
       if (this.#pending.length > 0) {
         this.#pending.push(line);
         line = this.#pending.join('');
@@ -190,12 +200,22 @@ export class MarkdownStream {
   }
 
   /**
+   * The end of the line still being written (at most `TAIL_CHARS` characters), as one line of
+   * plain text — control characters and runs of blank space as single spaces — for a status
+   * line to show while a long line has not been rendered yet. `''` between lines.
+   */
+  get tail(): string {
+    return this.#tail.replace(/[\x00-\x20\x7f-\x9f]+/g, ' ').trimStart();
+  }
+
+  /**
    * Ends the reply: renders what is left — the last line if it had no line break, a table
    * still waiting, the end mark of a code block never closed — and resets the stream, so the
    * next `push` starts a new reply. Returns `''` when nothing was left.
    */
   finish(): string {
     const out: string[] = [];
+    this.#tail = '';
     try {
       const rest = this.#pending.join('');
       this.#pending = [];

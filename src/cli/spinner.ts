@@ -1,5 +1,5 @@
 import type { Style } from './terminal-style';
-import { truncateToWidth } from './terminal-style';
+import { codePointWidth, truncateToWidth, visibleWidth } from './terminal-style';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const INTERVAL_MS = 100;
@@ -22,6 +22,7 @@ export class Spinner {
   #frame = 0;
   #timer: NodeJS.Timeout | undefined;
   #shown = false;
+  #detail = '';
 
   constructor(
     private readonly out: SpinnerOutput,
@@ -37,6 +38,7 @@ export class Spinner {
   /** Starts (or restarts) the spinner with a label; the clock starts now. */
   start(label: string): void {
     this.#label = label;
+    this.#detail = '';
     this.#since = Date.now();
     if (!this.enabled) return;
     if (!this.#timer) {
@@ -47,9 +49,14 @@ export class Spinner {
     this.draw();
   }
 
-  /** Changes the label, keeping the clock. */
-  relabel(label: string): void {
+  /**
+   * Changes the label, keeping the clock, and the `detail` shown dim after the time (one
+   * line, no escape sequences; its end is kept when the line is too narrow): the end of a line
+   * of the reply still being written. No detail by default.
+   */
+  relabel(label: string, detail = ''): void {
     this.#label = label;
+    this.#detail = detail;
     if (this.#timer) this.draw();
   }
 
@@ -67,7 +74,9 @@ export class Spinner {
     const seconds = ((Date.now() - this.#since) / 1000).toFixed(1);
     const width = Math.max(10, (this.out.columns ?? 80) - 1);
     const text = truncateToWidth(`${FRAMES[this.#frame]} ${this.#label} ${seconds}s`, width);
-    this.out.write(`\r\x1b[2K${this.style.cyan(text.slice(0, 1))}${this.style.dim(text.slice(1))}`);
+    const room = width - visibleWidth(text) - 3;
+    const detail = this.#detail && room >= 10 ? ` · ${keepEnd(this.#detail, room)}` : '';
+    this.out.write(`\r\x1b[2K${this.style.cyan(text.slice(0, 1))}${this.style.dim(text.slice(1) + detail)}`);
     this.#shown = true;
   }
 
@@ -79,4 +88,19 @@ export class Spinner {
     this.clear();
     this.out.write('\x1b[?25h');
   }
+}
+
+/** The end of `text` that fits `columns`, after `…` when cut. */
+function keepEnd(text: string, columns: number): string {
+  if (visibleWidth(text) <= columns) return text;
+  const chars = [...text];
+  let width = 1;
+  let start = chars.length;
+  while (start > 0) {
+    const w = codePointWidth(chars[start - 1]?.codePointAt(0) ?? 0);
+    if (width + w > columns) break;
+    width += w;
+    start--;
+  }
+  return `…${chars.slice(start).join('')}`;
 }

@@ -88,6 +88,8 @@ describe('the chat in a terminal', () => {
 
     chat.type(`tell me a long story${KEYS.enter}`);
     await chat.waitFor('Once upon a time,');
+    // The line still being written shows at the end of the status line until it is rendered.
+    await chat.waitFor(/writing \d+\.\ds · there was a\s*$/m);
     chat.type(KEYS.ctrlC);
     await chat.waitFor('interrupted');
     await server.responseClosed(server.requests.length - 1);

@@ -319,3 +319,29 @@ describe('MarkdownStream', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 });
+
+describe('MarkdownStream.tail', () => {
+  it('gives the end of the line still being written, as plain text, and nothing between lines', () => {
+    const stream = new MarkdownStream({ style: plain, width: 60 });
+    expect(stream.tail).toBe('');
+    stream.push('Once upon');
+    expect(stream.tail).toBe('Once upon');
+    stream.push(' a\ttime,\x1b[2J and');
+    expect(stream.tail).toBe('Once upon a time, [2J and');
+    stream.push(' then\nthere');
+    expect(stream.tail).toBe('there');
+    stream.push(' was\n');
+    expect(stream.tail).toBe('');
+    stream.push('x');
+    stream.finish();
+    expect(stream.tail).toBe('');
+  });
+
+  it('keeps only the last 200 characters of a long line, whatever the chunking, in linear time', () => {
+    const stream = new MarkdownStream({ style: plain, width: 60 });
+    const words = Array.from({ length: 20_000 }, (_, i) => `w${i}`).join(' ');
+    for (let i = 0; i < words.length; i += 7) stream.push(words.slice(i, i + 7));
+    expect(stream.tail).toBe(words.slice(-200).trimStart());
+    expect(stream.finish()).toContain('w19999');
+  });
+});
