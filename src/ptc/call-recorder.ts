@@ -1,10 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import type { HostCallControls } from '../runtime/sandbox';
 import type { ProgramTool, ProgramToolOutcome } from './run-program';
 import { traceValue, type TraceCall } from './trace';
 
 /** A tool as code calls it: one JSON argument and the caller's signal; rejects on failure. */
-export type RecordedFunction = (args: unknown, signal: AbortSignal) => Promise<unknown>;
+export type RecordedFunction = (args: unknown, signal: AbortSignal, host?: HostCallControls) => Promise<unknown>;
 
 /** Tools wrapped so that every call is recorded for a trace. */
 export interface CallRecorder {
@@ -27,14 +28,14 @@ export function recordCalls(tools: Record<string, ProgramTool>, caller: { princi
   const started = performance.now();
   const functions: Record<string, RecordedFunction> = {};
   for (const [name, tool] of Object.entries(tools)) {
-    functions[name] = async (args, signal) => {
+    functions[name] = async (args, signal, host) => {
       // Every call in flight listens on the caller's signal, many at once.
       setMaxListeners(0, signal);
       const seq = calls.length + running.size + 1;
       const call: TraceCall = { seq, tool: name, args, start: Math.round(performance.now() - started), durationMs: 0, ok: false };
       running.set(seq, call);
       const t0 = performance.now();
-      const outcome = await tool(args, { ...caller, signal }).catch(
+      const outcome = await tool(args, { ...caller, signal, ...(host ? { holdClock: host.holdClock } : {}) }).catch(
         (error: unknown): ProgramToolOutcome => ({
           decision: { action: 'allow' },
           ok: false,

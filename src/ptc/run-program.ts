@@ -10,6 +10,8 @@ export interface ProgramCall {
   principal: string;
   intent?: string;
   signal: AbortSignal;
+  /** Stops the run's wall clock until the returned function is called (time a person takes to answer). */
+  holdClock?: () => () => void;
 }
 
 /** What one tool call from a program came to: the admission decision, then the value or the error. */

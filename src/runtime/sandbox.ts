@@ -17,7 +17,10 @@ export interface SandboxLimits {
    * 100 ms later if the program keeps running (e.g. between polls, in one slow native call).
    */
   cpuTimeMs: number;
-  /** Wall-clock time of the whole run, in ms (default 30 s); on expiry in-flight host calls are aborted. */
+  /**
+   * Wall-clock time of the whole run, in ms (default 30 s), less the time a host function held
+   * the clock (see `HostCallControls`); on expiry in-flight host calls are aborted.
+   */
   wallTimeMs: number;
   /**
    * QuickJS's stack limit in bytes (default 256 KiB). Recursion past it, or past the host's
@@ -49,7 +52,17 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
  * as JSON data, and an Error it rejects with reaches the program as an Error with the same
  * message (and name).
  */
-export type HostFunction = (args: unknown, signal: AbortSignal) => Promise<unknown>;
+export type HostFunction = (args: unknown, signal: AbortSignal, host?: HostCallControls) => Promise<unknown>;
+
+/** What a host function may do to the run it serves. */
+export interface HostCallControls {
+  /**
+   * Stops the wall clock until the returned function is called (once; later calls do
+   * nothing): for time spent waiting on a person, such as a confirmation, which is not the
+   * program's. Holds may overlap; the clock runs again when the last is released.
+   */
+  holdClock(): () => void;
+}
 
 export interface SandboxRunOptions {
   /** The program: JavaScript with top-level `await` and `return`. */
@@ -144,6 +157,11 @@ class SandboxRun {
   private inFlight = 0;
   private readonly settled: { call: HostCall; envelope: string }[] = [];
   private wakeUp: (() => void) | undefined;
+  /** Wall time not counted: held by host functions (see `holdClock`). */
+  private heldMs = 0;
+  private holds = 0;
+  private heldSince = 0;
+  private wallTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SandboxRunOptions) {
     this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...definedOnly(options.limits) };
@@ -154,7 +172,7 @@ class SandboxRun {
     const { signal } = this.options;
     const onAbort = (): void => this.halt('aborted', 'the run was aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
-    const wallTimer = setTimeout(() => this.halt('wall_time', this.wallMessage()), this.limits.wallTimeMs);
+    this.armWallTimer();
     let outcome: Outcome;
     try {
       if (signal?.aborted) onAbort();
@@ -162,7 +180,8 @@ class SandboxRun {
     } catch (error) {
       outcome = this.hostFailure(error);
     } finally {
-      clearTimeout(wallTimer);
+      clearTimeout(this.wallTimer);
+      this.wallTimer = undefined;
       signal?.removeEventListener('abort', onAbort);
     }
     return this.finish(outcome);
@@ -311,13 +330,16 @@ class SandboxRun {
       const signal = this.callAbort.signal;
       this.inFlight += 1;
       Promise.resolve()
-        .then(() => fn(call.args, signal))
+        .then(() => fn(call.args, signal, this.controls))
         .then(
           (value) => this.callSettled(call, resultEnvelope(call.name, value)),
           (reason: unknown) => this.callSettled(call, errorEnvelope(reason)),
         );
     }
   }
+
+  /** What every host function gets besides its argument and signal. */
+  private readonly controls: HostCallControls = { holdClock: () => this.holdClock() };
 
   private callSettled(call: HostCall, envelope: string): void {
     this.inFlight -= 1;
@@ -384,6 +406,35 @@ class SandboxRun {
     return `${text} (memory limit ${mib} MiB)`;
   }
 
+  /** Wall time the run has used: since it started, less what host functions held. */
+  private wallUsed(now = performance.now()): number {
+    return now - this.startedAt - this.heldMs - (this.holds > 0 ? now - this.heldSince : 0);
+  }
+
+  /** Sets the wall-time timer for what is left (none while the clock is held). */
+  private armWallTimer(): void {
+    clearTimeout(this.wallTimer);
+    this.wallTimer = undefined;
+    if (this.holds > 0 || this.stop) return;
+    const left = Math.max(0, this.limits.wallTimeMs - this.wallUsed());
+    this.wallTimer = setTimeout(() => this.halt('wall_time', this.wallMessage()), left);
+  }
+
+  /** A hold on the wall clock for a host function (see `HostCallControls.holdClock`). */
+  private holdClock(): () => void {
+    if (this.holds === 0) this.heldSince = performance.now();
+    this.holds += 1;
+    this.armWallTimer();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds -= 1;
+      if (this.holds === 0) this.heldMs += performance.now() - this.heldSince;
+      if (this.holds === 0) this.armWallTimer();
+    };
+  }
+
   private shouldInterrupt(): boolean {
     if (this.stop) return true;
     const now = performance.now();
@@ -391,7 +442,7 @@ class SandboxRun {
       this.halt('cpu_time', this.cpuMessage());
       return true;
     }
-    if (now - this.startedAt > this.limits.wallTimeMs) {
+    if (this.wallUsed(now) > this.limits.wallTimeMs) {
       this.halt('wall_time', this.wallMessage());
       return true;
     }
@@ -431,7 +482,7 @@ class SandboxRun {
     if (this.sliceStart !== undefined || !vm) return body();
     const start = performance.now();
     const cpuLeft = this.limits.cpuTimeMs - this.cpuMs;
-    const wallLeft = this.limits.wallTimeMs - (start - this.startedAt);
+    const wallLeft = this.limits.wallTimeMs - this.wallUsed(start);
     this.sliceStart = start;
     try {
       return vm.guard(body, Math.max(0, Math.min(cpuLeft, wallLeft)) + WATCHDOG_GRACE_MS);

@@ -20,8 +20,9 @@ export function eligibleTools(tools: readonly ToolSpec[], extraNames: readonly s
 
 /**
  * Each eligible tool as a program sees it. A call goes through `invokeTool` — validation,
- * admission with the program's principal and intent, the tool itself — and the program
- * receives the tool's `value` (its text output when it has none).
+ * admission with the program's principal and intent, confirmation (with the program's wall
+ * clock held while a person answers), the tool itself — and the program receives the tool's
+ * `value` (its text output when it has none).
  */
 export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules: readonly PolicyRule[]): Record<string, ProgramTool> {
   const map: Record<string, ProgramTool> = {};
@@ -29,13 +30,28 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
     map[spec.name] = async (args, call) => {
       const notation = call.principal === PYTHON_PRINCIPAL ? 'python' : 'program';
       const caller = { principal: call.principal, rules, notation, ...(call.intent ? { intent: call.intent } : {}) } as const;
-      const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, signal: call.signal }, caller);
+      // A person's time to answer a confirmation is not the program's: the wall clock waits.
+      const { confirm } = ctx;
+      const held = confirm && call.holdClock ? { confirm: heldWhileAsking(confirm, call.holdClock) } : {};
+      const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, ...held, signal: call.signal }, caller);
       const where = resource === undefined ? {} : { resource };
       if (result.isError) return { decision, ...where, ok: false, error: result.output };
       return { decision, ...where, ok: true, value: result.value !== undefined ? result.value : result.output };
     };
   }
   return map;
+}
+
+/** `confirm`, with the program's wall clock held while the person answers. */
+function heldWhileAsking(confirm: NonNullable<ToolContext['confirm']>, holdClock: () => () => void): NonNullable<ToolContext['confirm']> {
+  return async (request) => {
+    const release = holdClock();
+    try {
+      return await confirm(request);
+    } finally {
+      release();
+    }
+  };
 }
 
 /** What the `ptc` tool needs from its session. */

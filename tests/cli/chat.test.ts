@@ -241,9 +241,12 @@ describe('the chat in a terminal', () => {
     expect(messes(chat.lines())).toEqual([]);
   });
 
-  it("asks about a program's call that a policy rule marks ask, and runs the program on yes", { timeout: 60_000 }, async () => {
+  it("asks about a program's call that a policy rule marks ask, and runs the program on yes, however long the answer takes", { timeout: 60_000 }, async () => {
     const { server, dirs } = cli;
-    writeFileSync(join(dirs.workspace, 'fence.toml'), '[[policy]]\ntool = "read"\nprincipal = "program:*"\naction = "ask"\nreason = "programs read files only with a yes"\n');
+    writeFileSync(
+      join(dirs.workspace, 'fence.toml'),
+      '[ptc]\nwall_time_s = 1\n\n[[policy]]\ntool = "read"\nprincipal = "program:*"\naction = "ask"\nreason = "programs read files only with a yes"\n',
+    );
     writeFileSync(join(dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
     server
       .reply((r) => r.text(COUNT_NOTES_BLOCK))
@@ -255,6 +258,8 @@ describe('the chat in a terminal', () => {
     const screen = chat.screen().join('\n');
     expect(screen).toContain('policy asks for a yes: programs read files only with a yes');
     expect(screen).toMatch(/called by program:[0-9a-f]{12}/);
+    // Longer than the program's 1 s of wall time: a person's time to answer is not counted.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     chat.type(`y${KEYS.enter}`);
     await chat.waitFor('The notes have two lines.');
     expect(lastMessageOf(1)).toContain('2');

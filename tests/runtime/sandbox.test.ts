@@ -342,3 +342,49 @@ describe('runInSandbox: limits and stats', () => {
     expect(result.error?.kind).toBe('aborted');
   });
 });
+
+describe('runInSandbox: the wall clock held by a host function', () => {
+  /** A host function that waits `ms`, holding the clock while it does when `hold` is set. */
+  const waiter = (hold: boolean): HostFunction => async (args, _signal, host) => {
+    const release = hold ? host?.holdClock() : undefined;
+    try {
+      return await later((args as { ms: number }).ms, 'answered');
+    } finally {
+      release?.();
+    }
+  };
+
+  it('does not count time a host function held against the wall-time limit', async () => {
+    const code = 'const a = await ask({ ms: 250 });\nconst b = await ask({ ms: 250 });\nreturn [a, b];';
+    const held = await run(code, { functions: { ask: waiter(true) }, limits: { wallTimeMs: 200 } });
+    expect(held.error).toBeUndefined();
+    expect(held.result).toEqual(['answered', 'answered']);
+    expect(held.stats.wallTimeMs).toBeGreaterThanOrEqual(500);
+
+    const unheld = await run(code, { functions: { ask: waiter(false) }, limits: { wallTimeMs: 200 } });
+    expect(unheld.error?.kind).toBe('wall_time');
+  });
+
+  it('counts the time around the holds, and overlapping holds release the clock once all are done', async () => {
+    const functions = { ask: waiter(true), wait: waiter(false) };
+    const overlapping = await run('return await gather([ask({ ms: 300 }), ask({ ms: 150 })]);', { functions, limits: { wallTimeMs: 100 } });
+    expect(overlapping.error).toBeUndefined();
+    // Unheld waiting still counts: 250 ms of it is over the 200 ms limit.
+    const mixed = await run('await ask({ ms: 300 });\nawait wait({ ms: 250 });\nreturn 1;', { functions, limits: { wallTimeMs: 200 } });
+    expect(mixed.error?.kind).toBe('wall_time');
+  });
+
+  it('lets a release be called twice without freeing another hold', async () => {
+    const twice: HostFunction = async (_args, _signal, host) => {
+      const first = host?.holdClock();
+      const second = host?.holdClock();
+      first?.();
+      first?.();
+      await later(300, 0);
+      second?.();
+      return 'ok';
+    };
+    const result = await run('return await twice({});', { functions: { twice }, limits: { wallTimeMs: 150 } });
+    expect(result.error).toBeUndefined();
+  });
+});
