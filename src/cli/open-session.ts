@@ -91,7 +91,9 @@ function openWithTools(
   warn: (line: string) => void,
 ): OpenSession {
   const programs = approvedPrograms(programRoots(options.home, options.workspace));
-  const toolset = buildToolset(options.config, { id, dir: join(options.home, 'sessions', id) }, mcpTools, programs);
+  // Where program runs write their traces: the session's folder, and a fork's once it goes on in one.
+  const traceSession = { id, dir: join(options.home, 'sessions', id) };
+  const toolset = buildToolset(options.config, traceSession, mcpTools, programs);
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
   const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto);
@@ -135,7 +137,7 @@ function openWithTools(
     python: () => startPython(),
     ...(options.confirm ? { confirm: options.confirm } : {}),
   };
-  const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), { id, dir: store.dir });
+  const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), traceSession);
   const startPython = async (): Promise<PythonCells> => {
     kernel ??= import('../runtime/python-kernel').then(({ PythonKernel }) =>
       PythonKernel.start({ cwd: options.workspace, onToolCall: bridge.call, toolNames: bridge.toolNames }),
@@ -158,6 +160,8 @@ function openWithTools(
       if (next === store) return;
       store.close();
       store = next;
+      traceSession.id = next.id;
+      traceSession.dir = next.dir;
     },
     registry,
     rules,

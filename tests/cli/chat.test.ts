@@ -185,6 +185,9 @@ describe('the chat in a terminal', () => {
     expect(exported).toContain('The user ran `shell` themselves');
     chat.type(`/fork${KEYS.enter}`);
     await chat.waitFor('Forked: now in session');
+    // A program run after the fork leaves its trace with the fork.
+    chat.type(`/ptc print(40 + 2)${KEYS.enter}`);
+    await chat.waitFor('│ 42');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
 
@@ -196,6 +199,9 @@ describe('the chat in a terminal', () => {
     expect(fork?.info.model).toBe('openai/gpt-other');
     // The model sees what the person ran by hand.
     expect(fork?.log.some((m) => m.meta?.notice === 'user_tool' && m.content.includes('done'))).toBe(true);
+    const forkTraces = readdirSync(join(dirs.home, 'sessions', fork?.info.id ?? '', 'traces'));
+    expect(forkTraces).toHaveLength(1);
+    expect(JSON.parse(readFileSync(join(dirs.home, 'sessions', fork?.info.id ?? '', 'traces', forkTraces[0] ?? ''), 'utf8')).sessionId).toBe(fork?.info.id);
   });
 
   it('sends a pasted text of several lines as one prompt, keeps history across sessions, leaves on Ctrl-C twice', { timeout: 60_000 }, async () => {
