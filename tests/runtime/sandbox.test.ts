@@ -355,22 +355,23 @@ describe('runInSandbox: the wall clock held by a host function', () => {
   };
 
   it('does not count time a host function held against the wall-time limit', async () => {
-    const code = 'const a = await ask({ ms: 250 });\nconst b = await ask({ ms: 250 });\nreturn [a, b];';
-    const held = await run(code, { functions: { ask: waiter(true) }, limits: { wallTimeMs: 200 } });
+    // Margins of several hundred ms, so a busy machine's slow sandbox start changes nothing.
+    const code = 'const a = await ask({ ms: 400 });\nconst b = await ask({ ms: 400 });\nreturn [a, b];';
+    const held = await run(code, { functions: { ask: waiter(true) }, limits: { wallTimeMs: 600 } });
     expect(held.error).toBeUndefined();
     expect(held.result).toEqual(['answered', 'answered']);
-    expect(held.stats.wallTimeMs).toBeGreaterThanOrEqual(500);
+    expect(held.stats.wallTimeMs).toBeGreaterThanOrEqual(800);
 
-    const unheld = await run(code, { functions: { ask: waiter(false) }, limits: { wallTimeMs: 200 } });
+    const unheld = await run(code, { functions: { ask: waiter(false) }, limits: { wallTimeMs: 600 } });
     expect(unheld.error?.kind).toBe('wall_time');
   });
 
   it('counts the time around the holds, and overlapping holds release the clock once all are done', async () => {
     const functions = { ask: waiter(true), wait: waiter(false) };
-    const overlapping = await run('return await gather([ask({ ms: 300 }), ask({ ms: 150 })]);', { functions, limits: { wallTimeMs: 100 } });
+    const overlapping = await run('return await gather([ask({ ms: 700 }), ask({ ms: 300 })]);', { functions, limits: { wallTimeMs: 400 } });
     expect(overlapping.error).toBeUndefined();
-    // Unheld waiting still counts: 250 ms of it is over the 200 ms limit.
-    const mixed = await run('await ask({ ms: 300 });\nawait wait({ ms: 250 });\nreturn 1;', { functions, limits: { wallTimeMs: 200 } });
+    // Unheld waiting still counts: 700 ms of it is over the 400 ms limit.
+    const mixed = await run('await ask({ ms: 300 });\nawait wait({ ms: 700 });\nreturn 1;', { functions, limits: { wallTimeMs: 400 } });
     expect(mixed.error?.kind).toBe('wall_time');
   });
 
@@ -380,11 +381,11 @@ describe('runInSandbox: the wall clock held by a host function', () => {
       const second = host?.holdClock();
       first?.();
       first?.();
-      await later(300, 0);
+      await later(700, 0);
       second?.();
       return 'ok';
     };
-    const result = await run('return await twice({});', { functions: { twice }, limits: { wallTimeMs: 150 } });
+    const result = await run('return await twice({});', { functions: { twice }, limits: { wallTimeMs: 400 } });
     expect(result.error).toBeUndefined();
   });
 });
