@@ -154,15 +154,30 @@ export function findProgram(roots: readonly ProgramRoot[], ref: string): SavedPr
 }
 
 /**
- * The approved versions that may be offered as tools: for each name the newest approved one
- * whose code still has its saved sha256.
+ * The approved versions that may be offered as tools: for each name (taken from the first root
+ * that has a readable version of it, as `listPrograms` does) the newest approved one whose code
+ * still has its saved sha256. Versions are read newest first and no further than that one, since
+ * every session start asks.
  */
 export function approvedPrograms(roots: readonly ProgramRoot[]): SavedProgram[] {
-  const newest = new Map<string, SavedProgram>();
-  for (const program of listPrograms(roots)) {
-    if (program.record.status === 'approved' && program.intact) newest.set(program.record.name, program);
+  const offered: SavedProgram[] = [];
+  const seen = new Set<string>();
+  for (const root of roots) {
+    for (const name of safeReaddir(root.dir).sort()) {
+      if (seen.has(name) || checkProgramName(name)) continue;
+      const dir = join(root.dir, name);
+      for (const version of versionNumbers(dir).reverse()) {
+        const program = readVersion(root.scope, dir, name, version);
+        if (!program) continue;
+        seen.add(name);
+        if (program.record.status === 'approved' && program.intact) {
+          offered.push(program);
+          break;
+        }
+      }
+    }
   }
-  return [...newest.values()];
+  return offered.sort((a, b) => a.record.name.localeCompare(b.record.name));
 }
 
 /**
@@ -306,14 +321,17 @@ function nextVersion(dir: string): number {
 
 function readVersions(root: ProgramRoot, name: string): SavedProgram[] {
   const dir = join(root.dir, name);
-  const versions: SavedProgram[] = [];
-  for (const file of safeReaddir(dir)) {
-    const match = /^v([1-9]\d*)\.json$/.exec(file);
-    if (!match) continue;
-    const program = readVersion(root.scope, dir, name, Number(match[1]));
-    if (program) versions.push(program);
-  }
-  return versions.sort((a, b) => a.record.version - b.record.version);
+  return versionNumbers(dir).flatMap((version) => readVersion(root.scope, dir, name, version) ?? []);
+}
+
+/** The version numbers whose records (`v<N>.json`) are in a program's folder, ascending. */
+function versionNumbers(dir: string): number[] {
+  return safeReaddir(dir)
+    .flatMap((file) => {
+      const match = /^v([1-9]\d*)\.json$/.exec(file);
+      return match ? [Number(match[1])] : [];
+    })
+    .sort((a, b) => a - b);
 }
 
 function readVersion(scope: ProgramScope, dir: string, name: string, version: number): SavedProgram | undefined {
@@ -354,10 +372,8 @@ export function unreadableVersions(roots: readonly ProgramRoot[]): string[] {
     for (const name of safeReaddir(root.dir).sort()) {
       if (checkProgramName(name)) continue;
       const dir = join(root.dir, name);
-      for (const file of safeReaddir(dir).sort()) {
-        const match = /^v([1-9]\d*)\.json$/.exec(file);
-        if (!match) continue;
-        const read = readVersionOrWhy(root.scope, dir, name, Number(match[1]));
+      for (const version of versionNumbers(dir)) {
+        const read = readVersionOrWhy(root.scope, dir, name, version);
         if ('why' in read) problems.push(`${dir}: ${read.why}`);
       }
     }
