@@ -3,14 +3,14 @@
  * grows (in-process, the real sandbox), and the wall time of `fence programs test` on the
  * finance program saved from a real run against its MCP server.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
 import { replayTest } from '../src/ptc/replay-test';
 import { runProgram, type ProgramTool } from '../src/ptc/run-program';
-import { testFromTrace } from '../src/ptc/saved-programs';
+import { approvedPrograms, codeHash, programRoots, testFromTrace, type ProgramRecord } from '../src/ptc/saved-programs';
 import { median } from './ptc';
 
 const BIN = resolve(import.meta.dirname, '../bin/fence.js');
@@ -48,6 +48,44 @@ export async function programsTestWallTime(): Promise<number> {
     const t0 = performance.now();
     await execa(process.execPath, [BIN, 'programs', 'test', 'over_limit'], { cwd: MCP_EXAMPLE, env, extendEnv: false });
     times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+/**
+ * What every session start pays for saved programs: finding the offered versions among
+ * `programs` programs of `versions` versions each (the newest approved, each record holding one
+ * recorded test of 50 calls), median of 7.
+ */
+export function offeredProgramsMs(programs = 100, versions = 5): number {
+  const home = mkdtempSync(join(tmpdir(), 'fence-bench-offered-'));
+  for (let p = 0; p < programs; p++) {
+    const dir = join(home, 'programs', `program_${p}`);
+    mkdirSync(dir, { recursive: true });
+    for (let v = 1; v <= versions; v++) {
+      const code = `// intent: program ${p}, version ${v}\n${'print(1);\n'.repeat(200)}`;
+      const calls = Array.from({ length: 50 }, (_, i) => ({ tool: 'lookup', args: { i }, ok: true, result: { text: 'x'.repeat(200) } }));
+      const record: ProgramRecord = {
+        name: `program_${p}`,
+        version: v,
+        sha256: codeHash(code),
+        savedAt: new Date(0).toISOString(),
+        tools: ['lookup'],
+        fromTrace: 'bench',
+        sessionId: 'bench',
+        status: v === versions ? 'approved' : 'saved',
+        tests: [{ fromTrace: 'bench', recordedAt: new Date(0).toISOString(), calls, expect: { ok: true, stdout: '1\n' } }],
+      };
+      writeFileSync(join(dir, `v${v}.js`), code);
+      writeFileSync(join(dir, `v${v}.json`), JSON.stringify(record));
+    }
+  }
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const t0 = performance.now();
+    const offered = approvedPrograms(programRoots(home, join(home, 'no-workspace')));
+    times.push(performance.now() - t0);
+    if (offered.length !== programs) throw new Error(`expected ${programs} programs offered, got ${offered.length}`);
   }
   return median(times);
 }

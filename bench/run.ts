@@ -15,7 +15,7 @@ import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { mcpStartFigures } from './mcp';
-import { programsTestWallTime, replayFigures } from './programs';
+import { offeredProgramsMs, programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
@@ -195,6 +195,7 @@ for (const calls of [17, 200, 999]) {
   console.log(`| replay a recorded test of ${calls} calls (in-process) | ${fmt(replay.ms, 'ms')} | linear in calls |`);
 }
 console.log(`| \`fence programs test over_limit\` (17 recorded calls), wall | ${fmt(await programsTestWallTime(), 'ms')} | no server started |`);
+console.log(`| find the offered programs at session start (100 programs × 5 versions) | ${fmt(offeredProgramsMs(), 'ms')} | |`);
 
 const mcpStart = await mcpStartFigures();
 console.log('\n| MCP server at session start (finance example) | fence | aim |\n|---|---|---|');
