@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { FenceConfig } from '../config/config';
 import { BUILTIN_TOOL_NAMES, OCCASIONAL_TOOL_NAMES, type McpServerConfig } from '../config/config-schema';
 import { fenceHome } from '../config/paths';
@@ -49,7 +49,7 @@ interface CachedTools {
 /**
  * Gets every server of `servers` ready (stdio servers run in `cwd`), all at the same time,
  * lazily where it can: a server whose tools were listed in the last 24 hours under the same
- * configuration and folder is not started — its tools come from the cache and it starts on its
+ * configuration, folder and script files is not started — its tools come from the cache and it starts on its
  * first call. Any other server is started and its tools listed (and cached). A running server
  * that says its tools changed is listed again and the cache rewritten (the session goes on
  * with the tools it began with). Never throws: a server that fails has `error`. The SDK is
@@ -148,12 +148,25 @@ async function relist(connection: Pick<McpConnection, 'listTools'>, file: string
 
 /**
  * The cache file of a server: its name and a hash of its configuration and folder, so a
- * change to either (another command, argument, variable, URL or header) lists it afresh.
- * Only the hash of the configuration is written, never its values.
+ * change to either (another command, argument, variable, URL or header) lists it afresh; for
+ * a stdio server also of the size and time of each file its command and arguments name (its
+ * script), so editing the server lists it afresh too. Only the hash is written, never the
+ * configuration's values.
  */
 function cacheFileName(name: string, config: McpServerConfig, cwd: string): string {
-  const hash = createHash('sha256').update(JSON.stringify({ config, cwd })).digest('hex').slice(0, 16);
+  const files = 'command' in config ? [config.command, ...(config.args ?? [])].map((word) => fileStamp(resolve(cwd, word))) : [];
+  const hash = createHash('sha256').update(JSON.stringify({ config, cwd, files })).digest('hex').slice(0, 16);
   return `${name.replace(/[^\w-]/g, '_')}-${hash}.json`;
+}
+
+/** `size:mtime` of a file, or null when the word names none. */
+function fileStamp(path: string): string | null {
+  try {
+    const stat = statSync(path);
+    return stat.isFile() ? `${stat.size}:${stat.mtimeMs}` : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The cached tools when the file is readable and young enough; undefined otherwise. */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectMcpServers, MCP_TOOL_CACHE_MS, type McpServerStart } from '../../src/cli/mcp-servers';
@@ -18,7 +18,7 @@ const starts = () => (existsSync(startsFile()) ? readFileSync(startsFile(), 'utf
 const cacheDir = () => join(workspace(), 'home', 'mcp-tools');
 
 async function connect(args: string[] = [], cache: Parameters<typeof connectMcpServers>[2] = { dir: cacheDir() }): Promise<McpServerStart> {
-  const [server] = await connectMcpServers({ calc: mcpTestServer(['--started-file', startsFile(), ...args]) }, workspace(), cache);
+  const [server] = await connectMcpServers({ calc: mcpTestServer(args, { env: { STARTED_FILE: startsFile() } }) }, workspace(), cache);
   if (!server) throw new Error('no server');
   open.push(server);
   return server;
@@ -54,7 +54,7 @@ describe('getting MCP servers ready', () => {
     expect((await connect([], { dir: cacheDir(), refresh: true })).cached).toBeUndefined();
     expect(starts()).toBe(4);
     // Nothing of the configuration but its hash is written.
-    for (const file of readdirSync(cacheDir())) expect(readFileSync(join(cacheDir(), file), 'utf8')).not.toContain('--started-file');
+    for (const file of readdirSync(cacheDir())) expect(readFileSync(join(cacheDir(), file), 'utf8')).not.toContain('starts.txt');
   });
 
   it('caches nothing for a server that does not start, and stops a cached one that never started without error', { timeout: 60_000 }, async () => {
@@ -81,6 +81,15 @@ describe('getting MCP servers ready', () => {
     expect(cached()).toContain('"added-1"');
     await lazy.connection.close();
     expect((await connect()).listed?.map((t) => t.name)).toContain('added-1');
+  });
+
+  it("lists a stdio server afresh when a file its arguments name changed (its script, edited)", { timeout: 60_000 }, async () => {
+    const script = join(workspace(), 'server-settings.json');
+    writeFileSync(script, '{}');
+    await (await connect(['--settings', script])).connection.close();
+    expect((await connect(['--settings', script])).cached).toBe(true);
+    writeFileSync(script, '{"changed": true}');
+    expect((await connect(['--settings', script])).cached).toBeUndefined();
   });
 
   it('starts every server without a cache folder', { timeout: 60_000 }, async () => {

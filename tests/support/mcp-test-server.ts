@@ -8,8 +8,8 @@
  * `add-tool` (registers `added-<n>`, so the server tells its client that its tools changed).
  *
  * Options: `--many <n>` also registers `tool-1` … `tool-<n>`; `--fail-start` writes a line to
- * stderr and exits with code 3 before speaking MCP; `--started-file <path>` appends the
- * server's pid to a file when it starts.
+ * stderr and exits with code 3 before speaking MCP. With `STARTED_FILE` set, it appends its pid
+ * to that file when it starts.
  */
 import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -23,9 +23,9 @@ if (argv.includes('--fail-start')) {
   process.exit(3);
 }
 
-// `--started-file <path>` appends a line each time the server starts, so tests can count starts.
-const startedAt = argv.indexOf('--started-file');
-if (startedAt >= 0) appendFileSync(String(argv[startedAt + 1]), `${process.pid}\n`);
+// STARTED_FILE names a file the server appends a line to each time it starts, so tests can
+// count starts (a variable, not an argument: fence stamps the files a server's arguments name).
+if (process.env.STARTED_FILE) appendFileSync(process.env.STARTED_FILE, `${process.pid}\n`);
 
 const server = new McpServer({ name: 'fence-test-server', version: '1.0.0' });
 
