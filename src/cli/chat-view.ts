@@ -35,10 +35,12 @@ export class ChatView {
   constructor(
     private readonly out: ChatOutput,
     readonly style: Style,
+    /** The reply writes its tool calls as XML: they are shown as code blocks too. */
+    private readonly xmlToolUse = false,
   ) {
     this.#spinner = new Spinner(out, style, out.isTTY === true);
     this.#width = this.width;
-    this.#markdown = new MarkdownStream({ style, width: this.#width });
+    this.#markdown = new MarkdownStream({ style, width: this.#width, xmlToolUse });
   }
 
   /** The terminal's width in columns (80 when unknown). */
@@ -159,7 +161,7 @@ export class ChatView {
   #newReply(): void {
     if (this.#width === this.width) return;
     this.#width = this.width;
-    this.#markdown = new MarkdownStream({ style: this.style, width: this.#width });
+    this.#markdown = new MarkdownStream({ style: this.style, width: this.#width, xmlToolUse: this.xmlToolUse });
   }
 }
 

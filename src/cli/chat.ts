@@ -57,7 +57,7 @@ export function historyPath(home: string): string {
 export async function runChat(setup: ChatSetup): Promise<number> {
   const stdout = process.stdout;
   const style = createStyle(colorEnabled(stdout));
-  const view = new ChatView(stdout, style);
+  const view = new ChatView(stdout, style, setup.format === 'xml');
   const editor = new LineEditor({ input: process.stdin, output: stdout, style, history: InputHistory.load(historyPath(setup.home)) });
   const keys = new RunKeys(process.stdin);
   const sessionController = new AbortController();

@@ -1,6 +1,7 @@
 import { getDefaults, Lexer, type MarkedOptions, type MarkedToken, type Token, type Tokens } from 'marked';
 import { highlighterFor, isKnownLanguage, type Highlighter } from './code-highlight';
 import { inline, inlineToken, renderTable, sanitize, shown, shownDecoded } from './markdown-inline';
+import { XmlToolUseLines, type XmlLinePart } from './xml-tool-lines';
 import type { Style } from './terminal-style';
 import { readFenceLine, type FenceLevel, type FenceLine } from '../parse/fence-reader';
 
@@ -14,6 +15,12 @@ export interface MarkdownStreamOptions {
    * number (even 0 or NaN) is accepted.
    */
   width: number;
+  /**
+   * The reply writes its tool calls as XML (`--tool-format xml`): a `<tool-use>` that starts a
+   * line outside code is shown as a code block, as markdown tool blocks are (see
+   * `XmlToolUseLines`). Default: off, such lines are text.
+   */
+  xmlToolUse?: boolean;
 }
 
 /** The code block being shown. */
@@ -160,9 +167,14 @@ export class MarkdownStream {
   #table: string[] = [];
   /** Indentation (columns) of the open list items, outermost first; empty outside lists. */
   #lists: number[] = [];
+  /** The XML tool uses of the reply, when it writes them (`xmlToolUse`). */
+  readonly #xml: XmlToolUseLines | undefined;
+  /** The highlighter of the XML tool use being shown. */
+  #xmlHighlighter: Highlighter | undefined;
 
   constructor(options: MarkdownStreamOptions) {
     this.#style = options.style;
+    this.#xml = options.xmlToolUse ? new XmlToolUseLines() : undefined;
     const width = Math.floor(Number(options.width));
     this.#width = Number.isFinite(width) ? Math.max(1, width) : MAX_RULE;
   }
@@ -223,6 +235,7 @@ export class MarkdownStream {
       if (line !== '') this.#line(line, out);
       this.#flushTable(out);
       if (this.#block) out.push(this.#endMark());
+      for (const part of this.#xml?.finish() ?? []) this.#xmlPart(part, out);
     } catch {
       // Nothing to add: the stream is reset below whatever happened.
     }
@@ -238,6 +251,10 @@ export class MarkdownStream {
     try {
       if (this.#block) {
         this.#codeLine(line, this.#block, out);
+        return;
+      }
+      if (this.#xml?.claims(line)) {
+        for (const part of this.#xml.read(line)) this.#xmlPart(part, out);
         return;
       }
       const fence = readFenceLine(line);
@@ -267,6 +284,32 @@ export class MarkdownStream {
 
   #endMark(): string {
     return this.#style.dim('└');
+  }
+
+  /** One part of an XML tool use, drawn as a code block is. */
+  #xmlPart(part: XmlLinePart, out: string[]): void {
+    switch (part.kind) {
+      case 'open': {
+        this.#flushTable(out);
+        const info = sanitize(part.info);
+        this.#xmlHighlighter = highlighterFor(blockLanguage(info), this.#style);
+        out.push(this.#style.dim(`┌ ${info}`));
+        break;
+      }
+      case 'body': {
+        const code = sanitize(expandTabs(part.text)).trimEnd();
+        const highlighted = this.#xmlHighlighter ? this.#xmlHighlighter.line(code) : code;
+        out.push(code === '' ? '' : trimLineEnd(`  ${highlighted}`));
+        break;
+      }
+      case 'close':
+        this.#xmlHighlighter = undefined;
+        out.push(this.#endMark());
+        break;
+      case 'text':
+        this.#textLine(part.text, out);
+        break;
+    }
   }
 
   /** A line inside a code block: a fence that closes or nests a level, or code. */

@@ -304,6 +304,26 @@ describe('the chat in a terminal', () => {
     expect(await next.exited).toBe(0);
   });
 
+  it('shows the XML calls of --tool-format xml as code blocks, as markdown ones are', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    server
+      .reply((r) => r.text('I will write it.\n\n<tool-use><save args="hello.txt">\nhello from xml\n</save></tool-use>\n'))
+      .reply((r) => r.text('Saved.'));
+    const chat = startChat(['--tool-format', 'xml']);
+    await promptShown(chat);
+    chat.type(`write hello.txt${KEYS.enter}`);
+    await chat.waitFor('Create hello.txt?');
+    const screen = chat.screen().join('\n');
+    expect(screen).toContain('┌ save hello.txt');
+    expect(screen).toContain('  hello from xml');
+    expect(screen).not.toContain('<tool-use>');
+    chat.type(`y${KEYS.enter}`);
+    await chat.waitFor('Saved.');
+    expect(readFileSync(join(dirs.workspace, 'hello.txt'), 'utf8')).toBe('hello from xml\n');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
   it('edits a command in $EDITOR before it runs, and tells the model what ran', { timeout: 60_000 }, async () => {
     const { server, dirs } = cli;
     writeFileSync(join(dirs.workspace, 'hello.txt'), 'hello\n');

@@ -345,3 +345,43 @@ describe('MarkdownStream.tail', () => {
     expect(stream.finish()).toContain('w19999');
   });
 });
+
+describe('MarkdownStream with XML tool uses', () => {
+  const xml = (text: string | string[], xmlToolUse = true) => {
+    const stream = new MarkdownStream({ style: plain, width: 60, xmlToolUse });
+    const chunks = typeof text === 'string' ? [text] : text;
+    return chunks.map((chunk) => stream.push(chunk)).join('') + stream.finish();
+  };
+
+  it('shows a call as a code block: the tool and its args as the head, the body as code', () => {
+    const reply = 'I will save it.\n\n<tool-use><save args="notes/a &amp; b.txt">\nfirst line\n  second <b> & more\n</save></tool-use>\nDone.\n';
+    expect(xml(reply)).toBe(['I will save it.', '', '┌ save notes/a & b.txt', '  first line', '    second <b> & more', '└', 'Done.', ''].join('\n'));
+  });
+
+  it('reads the whole call on one line, a self-closing element, CDATA, a missing inner close and text after the call', () => {
+    expect(xml('<tool-use><read args="a.txt"/></tool-use>\n')).toBe('┌ read a.txt\n└\n');
+    expect(xml('<tool-use><shell>ls -la</shell></tool-use> and then\n')).toBe('┌ shell\n  ls -la\n└\nand then\n');
+    expect(xml('<tool-use><save args="x.md"><![CDATA[\n# </save> inside\n]]></save></tool-use>\n')).toBe('┌ save x.md\n  # </save> inside\n└\n');
+    expect(xml('<tool-use><save args="y.md"><![CDATA[a </tool-use> b]]></save></tool-use>\n')).toBe('┌ save y.md\n  a </tool-use> b\n└\n');
+    expect(xml('<tool-use>\n<shell>\necho hi\n</tool-use>\n')).toBe('┌ shell\n  echo hi\n└\n');
+  });
+
+  it('renders the same whatever the chunking', () => {
+    const reply = 'Text.\n<tool-use><patch args="src/a.ts">\n<<<<<<< ORIGINAL\nold\n=======\nnew\n>>>>>>> UPDATED\n</patch></tool-use>\n';
+    const whole = xml(reply);
+    expect(xml(cut(reply, [3, 10, 21, 33, 47, 58]))).toBe(whole);
+    expect(xml(reply.split(''))).toBe(whole);
+    expect(whole).toContain('┌ patch src/a.ts\n');
+  });
+
+  it('leaves as text a call it cannot read, one inside a code block, one mid-line, and all of them when off', () => {
+    expect(xml('<tool-use>not an element\n')).toBe('<tool-use>not an element\n');
+    expect(xml('```\n<tool-use><shell>ls</shell></tool-use>\n```\n')).toBe('┌\n  <tool-use><shell>ls</shell></tool-use>\n└\n');
+    expect(xml('Write <tool-use> blocks.\n')).toBe('Write <tool-use> blocks.\n');
+    expect(xml('<tool-use><shell>ls</shell></tool-use>\n', false)).toBe('<tool-use><shell>ls</shell></tool-use>\n');
+  });
+
+  it('ends a block the reply left open', () => {
+    expect(xml('<tool-use><shell>\nsleep 1')).toBe('┌ shell\n  sleep 1\n└\n');
+  });
+});
