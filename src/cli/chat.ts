@@ -89,6 +89,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       format: setup.format,
       signal: sessionController.signal,
       confirm: confirm.confirm,
+      keepFiles: true,
       ...(setup.name ? { name: setup.name } : {}),
       ...(setup.resume ? { resume: setup.resume } : {}),
     });

@@ -3,6 +3,7 @@ import type { AgentOptions } from '../agent/agent';
 import { buildSystemPrompt, readAgentsFile, toolChangeNotice } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
+import { FileCheckpoints, type RestoreOutcome } from '../conversation/file-checkpoints';
 import { messagesToRepair } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
@@ -27,6 +28,11 @@ export interface OpenSession {
   /** Admission rules from the config, for the model's own calls too. */
   rules: readonly PolicyRule[];
   toolContext: ToolContext;
+  /**
+   * Puts back the files the file tools wrote from log position `from` on (see
+   * `FileCheckpoints.restore`); absent unless the session keeps files (`keepFiles`).
+   */
+  restoreFiles?(from: number): RestoreOutcome;
   /** Stops the runtimes and closes the log. Safe to call more than once. */
   close(): Promise<void>;
 }
@@ -68,6 +74,8 @@ export async function openSession(options: {
   confirm?: ToolContext['confirm'];
   /** Where a line about an MCP server that did not start goes. Default: stderr. */
   warn?: (line: string) => void;
+  /** Keep what the file tools overwrite, so taking turns back can put files back (the chat's `/undo`). */
+  keepFiles?: boolean;
 }): Promise<OpenSession> {
   const id = options.resume ?? options.name ?? newSessionId();
   const mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
@@ -130,12 +138,15 @@ function openWithTools(
 
   // Python starts on its first cell: most sessions never use it, and it costs ~100 ms.
   let kernel: Promise<PythonKernel> | undefined;
+  // Checkpoints go with the session the chat is in (a fork's once it forked) and the log's length.
+  const checkpoints = options.keepFiles ? new FileCheckpoints(() => store.dir) : undefined;
   const toolContext: ToolContext = {
     workspace: options.workspace,
     signal: options.signal,
     bash: startBash,
     python: () => startPython(),
     ...(options.confirm ? { confirm: options.confirm } : {}),
+    ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
   };
   const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), traceSession);
   const startPython = async (): Promise<PythonCells> => {
@@ -166,6 +177,7 @@ function openWithTools(
     registry,
     rules,
     toolContext,
+    ...(checkpoints ? { restoreFiles: (from: number) => checkpoints.restore(from) } : {}),
     async close() {
       if (closed) return;
       closed = true;

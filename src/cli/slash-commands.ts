@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { Agent } from '../agent/agent';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
@@ -42,7 +42,7 @@ interface ChatCommand {
 
 const COMMANDS: ChatCommand[] = [
   { name: 'help', summary: 'this list, and the keys', run: (ctx) => help(ctx) },
-  { name: 'undo', usage: '[n]', summary: 'take back the last n prompts (default 1) and all that followed; files stay as they are', run: undo },
+  { name: 'undo', usage: '[n]', summary: 'take back the last n prompts (default 1) and all that followed, and put back the files save, append and patch changed', run: undo },
   { name: 'log', summary: 'the whole conversation, tool outputs in full', run: (ctx) => ctx.view.print(fullLog(ctx.session.store.log, ctx.view.style, ctx.view.width)) },
   { name: 'tokens', summary: "the session's token use and cost", run: tokens },
   { name: 'model', usage: '[provider/model]', summary: 'show the model, or switch to another', run: model },
@@ -128,10 +128,28 @@ function undo(ctx: ChatCommandContext, argument: string): CommandOutcome {
   }
   const removed = ctx.session.store.undo(log.length - from);
   const prompt = removed[0]?.content ?? '';
-  const tools = removed.filter((m) => m.meta?.toolResult).length;
-  const note = tools > 0 ? ` What ${tools === 1 ? 'its tool call' : `its ${tools} tool calls`} changed in files stays as it is.` : '';
-  ctx.view.printLines([style.dim(`Took back ${count === 1 ? 'the last prompt' : `${count} prompts`} (${removed.length} messages).${note} The prompt is back in the input line.`)]);
+  const files = ctx.session.restoreFiles?.(from) ?? { restored: [], failed: [] };
+  const lines = [style.dim(`Took back ${count === 1 ? 'the last prompt' : `${count} prompts`} (${removed.length} messages). The prompt is back in the input line.`)];
+  if (files.restored.length > 0) lines.push(style.dim(`Put back ${describeFiles(ctx, files.restored)} as ${files.restored.length === 1 ? 'it was' : 'they were'} before.`));
+  for (const failure of files.failed) lines.push(style.yellow(`Could not put back ${relativeTo(ctx.workspace, failure.path)}: ${failure.reason}.`));
+  const shell = removed.some((m) => m.meta?.toolResult && SHELL_LIKE.has(String(m.meta.tool)));
+  if (shell) lines.push(style.dim('What its shell commands and Python cells changed stays as it is.'));
+  ctx.view.printLines(lines);
   return { prefill: prompt };
+}
+
+/** Tools whose changes to files no checkpoint keeps (the file tools' are kept, from programs too). */
+const SHELL_LIKE = new Set(['shell', 'python']);
+
+/** `a.txt, src/b.ts` (workspace-relative), or a count when there are many. */
+function describeFiles(ctx: ChatCommandContext, paths: readonly string[]): string {
+  const shown = paths.slice(0, 5).map((path) => relativeTo(ctx.workspace, path));
+  return paths.length > 5 ? `${shown.join(', ')} and ${paths.length - 5} more` : shown.join(', ');
+}
+
+function relativeTo(workspace: string, path: string): string {
+  const inside = relative(workspace, path);
+  return inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : path;
 }
 
 function tokens(ctx: ChatCommandContext): void {

@@ -53,6 +53,7 @@ export const appendTool = defineTool({
       const { added, separator } = appendedText(before, content);
       const addedBytes = Buffer.byteLength(added, 'utf8');
       ctx.signal.throwIfAborted();
+      ctx.beforeWrite?.(file.absolute, existing);
       if (existing === undefined) {
         await mkdir(dirname(file.absolute), { recursive: true });
         await writeFile(file.absolute, added);

@@ -34,6 +34,12 @@ export interface ToolContext {
    */
   confirm?: (request: ConfirmRequest) => Promise<ConfirmAnswer>;
   /**
+   * Told by the file tools (`save`, `append`, `patch`) just before they change a file: its
+   * absolute path and what it held (`undefined` when it did not exist), so a checkpoint can
+   * keep it (the chat's `/undo` puts it back). Absent: nothing is kept.
+   */
+  beforeWrite?: (path: string, before: Buffer | undefined) => void;
+  /**
    * How many saved programs, called as tools, are running around this call (each one's tool
    * calls carry one more). Absent: none.
    */

@@ -89,6 +89,7 @@ export const patchTool = defineTool({
         return { output: `${file.shown} unchanged: the UPDATED lines of ${count} equal their ORIGINAL`, details };
       }
       ctx.signal.throwIfAborted();
+      ctx.beforeWrite?.(file.absolute, existing);
       if (existing === undefined) await mkdir(dirname(file.absolute), { recursive: true });
       await writeFile(file.absolute, bom + applied.text, 'utf8');
       const verb = existing === undefined ? 'Created' : 'Patched';

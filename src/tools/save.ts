@@ -50,6 +50,7 @@ export const saveTool = defineTool({
       const details = { path: file.shown, created: existing === undefined, bytes: bytes.length };
       if (existing?.equals(bytes)) return { output: `${file.shown} already has this content (${size})`, details };
       ctx.signal.throwIfAborted();
+      ctx.beforeWrite?.(file.absolute, existing);
       await mkdir(dirname(file.absolute), { recursive: true });
       await writeFile(file.absolute, bytes);
       const verb = existing === undefined ? 'Created' : 'Saved';

@@ -304,6 +304,31 @@ describe('the chat in a terminal', () => {
     expect(await next.exited).toBe(0);
   });
 
+  it('puts back the files a prompt changed when /undo takes it back, and says what it cannot', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    writeFileSync(join(dirs.workspace, 'keep.txt'), 'original\n');
+    server
+      .reply((r) => r.text('```save keep.txt\nchanged\n```\n'))
+      .reply((r) => r.text('```save made.txt\nnew file\n```\n'))
+      .reply((r) => r.text('```shell\necho by shell > shell.txt\n```\n'))
+      .reply((r) => r.text('Changed three files.'));
+    const chat = startChat(['-y']);
+    await promptShown(chat);
+    chat.type(`change the files${KEYS.enter}`);
+    await chat.waitFor('Changed three files.');
+    expect(readFileSync(join(dirs.workspace, 'keep.txt'), 'utf8')).toBe('changed\n');
+    chat.type(`/undo${KEYS.enter}`);
+    await chat.waitFor('Took back the last prompt');
+    await chat.waitFor(/Put back (keep\.txt, made\.txt|made\.txt, keep\.txt) as they were before\./);
+    await chat.waitFor('What its shell commands and Python cells changed stays as it is.');
+    expect(readFileSync(join(dirs.workspace, 'keep.txt'), 'utf8')).toBe('original\n');
+    expect(existsSync(join(dirs.workspace, 'made.txt'))).toBe(false);
+    expect(readFileSync(join(dirs.workspace, 'shell.txt'), 'utf8')).toBe('by shell\n');
+    chat.type(KEYS.ctrlC);
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
   it('shows the XML calls of --tool-format xml as code blocks, as markdown ones are', { timeout: 60_000 }, async () => {
     const { server, dirs } = cli;
     server
