@@ -98,7 +98,7 @@ export async function keepTrace(
     `  intent: ${saved.record.intent ?? '(none: add a "// intent:" line to say what it is for)'}`,
     `  calls: ${saved.record.tools.join(', ') || 'no tools'}`,
     `  parameters: ${params.length > 0 ? params.map(parameterText).join(', ') : 'none'}`,
-    `  1 recorded test (${trace.calls.length} tool calls), replayed: passed`,
+    `  1 recorded test (${trace.calls.length} tool call${trace.calls.length === 1 ? '' : 's'}), replayed: passed`,
     `next: fence programs approve ${label} offers it to the model as the tool ${saved.record.name}`,
   ];
   return { saved, lines };

@@ -288,7 +288,7 @@ describe('the chat in a terminal', () => {
     chat.type(`/save-program count_notes${KEYS.enter}`);
     await chat.waitFor('saved count_notes@1');
     const screen = chat.screen().join('\n');
-    expect(screen).toContain('1 recorded test (1 tool calls), replayed: passed');
+    expect(screen).toContain('1 recorded test (1 tool call), replayed: passed');
     expect(screen).toContain('next: fence programs approve count_notes@1');
     expect(readFileSync(join(dirs.home, 'programs', 'count_notes', 'v1.js'), 'utf8')).toContain('// intent: count the lines of the notes');
     chat.type(`/save-program count_notes${KEYS.enter}`);
