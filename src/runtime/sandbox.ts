@@ -1,6 +1,7 @@
 import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
 import { errorEnvelope, messageOf, OutputBuffer, resultEnvelope, type ThrownDescription } from './sandbox-values';
 import { isWasmTrap, SandboxOutOfMemory, SandboxTimedOut, SandboxVm, type SandboxHostBindings } from './sandbox-vm';
+import { WallClock } from './wall-clock';
 
 /** Hard limits of one program run. */
 export interface SandboxLimits {
@@ -143,7 +144,8 @@ interface HostCall {
 /** One run: the limits' bookkeeping, the host-call queue and the loop that drives QuickJS. */
 class SandboxRun {
   private readonly limits: SandboxLimits;
-  private readonly startedAt = performance.now();
+  /** The wall-time budget, started with the run. */
+  private clock: WallClock | undefined;
   private readonly output: OutputBuffer;
   private readonly callAbort = new AbortController();
   private cpuMs = 0;
@@ -157,11 +159,6 @@ class SandboxRun {
   private inFlight = 0;
   private readonly settled: { call: HostCall; envelope: string }[] = [];
   private wakeUp: (() => void) | undefined;
-  /** Wall time not counted: held by host functions (see `holdClock`). */
-  private heldMs = 0;
-  private holds = 0;
-  private heldSince = 0;
-  private wallTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: SandboxRunOptions) {
     this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...definedOnly(options.limits) };
@@ -172,7 +169,8 @@ class SandboxRun {
     const { signal } = this.options;
     const onAbort = (): void => this.halt('aborted', 'the run was aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
-    this.armWallTimer();
+    const clock = new WallClock(this.limits.wallTimeMs, () => this.halt('wall_time', this.wallMessage()));
+    this.clock = clock;
     let outcome: Outcome;
     try {
       if (signal?.aborted) onAbort();
@@ -180,8 +178,7 @@ class SandboxRun {
     } catch (error) {
       outcome = this.hostFailure(error);
     } finally {
-      clearTimeout(this.wallTimer);
-      this.wallTimer = undefined;
+      clock.stop();
       signal?.removeEventListener('abort', onAbort);
     }
     return this.finish(outcome);
@@ -339,7 +336,7 @@ class SandboxRun {
   }
 
   /** What every host function gets besides its argument and signal. */
-  private readonly controls: HostCallControls = { holdClock: () => this.holdClock() };
+  private readonly controls: HostCallControls = { holdClock: () => this.clock?.hold() ?? (() => undefined) };
 
   private callSettled(call: HostCall, envelope: string): void {
     this.inFlight -= 1;
@@ -406,35 +403,6 @@ class SandboxRun {
     return `${text} (memory limit ${mib} MiB)`;
   }
 
-  /** Wall time the run has used: since it started, less what host functions held. */
-  private wallUsed(now = performance.now()): number {
-    return now - this.startedAt - this.heldMs - (this.holds > 0 ? now - this.heldSince : 0);
-  }
-
-  /** Sets the wall-time timer for what is left (none while the clock is held). */
-  private armWallTimer(): void {
-    clearTimeout(this.wallTimer);
-    this.wallTimer = undefined;
-    if (this.holds > 0 || this.stop) return;
-    const left = Math.max(0, this.limits.wallTimeMs - this.wallUsed());
-    this.wallTimer = setTimeout(() => this.halt('wall_time', this.wallMessage()), left);
-  }
-
-  /** A hold on the wall clock for a host function (see `HostCallControls.holdClock`). */
-  private holdClock(): () => void {
-    if (this.holds === 0) this.heldSince = performance.now();
-    this.holds += 1;
-    this.armWallTimer();
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.holds -= 1;
-      if (this.holds === 0) this.heldMs += performance.now() - this.heldSince;
-      if (this.holds === 0) this.armWallTimer();
-    };
-  }
-
   private shouldInterrupt(): boolean {
     if (this.stop) return true;
     const now = performance.now();
@@ -442,7 +410,7 @@ class SandboxRun {
       this.halt('cpu_time', this.cpuMessage());
       return true;
     }
-    if (this.wallUsed(now) > this.limits.wallTimeMs) {
+    if (this.clock?.spent(now)) {
       this.halt('wall_time', this.wallMessage());
       return true;
     }
@@ -482,7 +450,7 @@ class SandboxRun {
     if (this.sliceStart !== undefined || !vm) return body();
     const start = performance.now();
     const cpuLeft = this.limits.cpuTimeMs - this.cpuMs;
-    const wallLeft = this.limits.wallTimeMs - this.wallUsed(start);
+    const wallLeft = this.clock?.left(start) ?? this.limits.wallTimeMs;
     this.sliceStart = start;
     try {
       return vm.guard(body, Math.max(0, Math.min(cpuLeft, wallLeft)) + WATCHDOG_GRACE_MS);
@@ -523,7 +491,7 @@ class SandboxRun {
       stdout: this.output.text(),
       droppedOutputBytes: this.output.droppedBytes,
       ...ending,
-      stats: { cpuTimeMs: Math.round(this.cpuMs), wallTimeMs: Math.round(performance.now() - this.startedAt), toolCalls: this.toolCalls },
+      stats: { cpuTimeMs: Math.round(this.cpuMs), wallTimeMs: Math.round(performance.now() - (this.clock?.startedAt ?? performance.now())), toolCalls: this.toolCalls },
     };
   }
 }
