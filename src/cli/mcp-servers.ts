@@ -18,6 +18,9 @@ export function mcpToolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 /** What a session needs of a server's connection: calling its tools, and stopping it. */
 export type McpLink = Pick<McpConnection, 'callTool' | 'close'>;
 
+/** A connection that can also list the server's tools again (when it says they changed). */
+type ListingLink = McpLink & Pick<McpConnection, 'listTools'>;
+
 /** One MCP server after its start: its connection, and its tools or why it has none. */
 export interface McpServerStart {
   name: string;
@@ -49,11 +52,11 @@ interface CachedTools {
 /**
  * Gets every server of `servers` ready (stdio servers run in `cwd`), all at the same time,
  * lazily where it can: a server whose tools were listed in the last 24 hours under the same
- * configuration, folder and script files is not started — its tools come from the cache and it starts on its
- * first call. Any other server is started and its tools listed (and cached). A running server
- * that says its tools changed is listed again and the cache rewritten (the session goes on
- * with the tools it began with). Never throws: a server that fails has `error`. The SDK is
- * loaded only when a server is started.
+ * configuration, folder and script files is not started — its tools come from the cache and
+ * it starts on its first call. Any other server is started and its tools listed (and
+ * cached). A running server that says its tools changed is listed again and the cache
+ * rewritten (the session goes on with the tools it began with). Never throws: a server that
+ * fails has `error`. The SDK is loaded only when a server is started.
  */
 export async function connectMcpServers(servers: Record<string, McpServerConfig>, cwd: string, cache: McpCacheOptions = {}): Promise<McpServerStart[]> {
   const entries = Object.entries(servers);
@@ -62,7 +65,7 @@ export async function connectMcpServers(servers: Record<string, McpServerConfig>
     entries.map(async ([name, config]): Promise<McpServerStart> => {
       const file = cache.dir === undefined ? undefined : join(cache.dir, cacheFileName(name, config, cwd));
       // A server that says its tools changed is listed again, for the sessions that follow.
-      let connection: (McpLink & Pick<McpConnection, 'listTools'>) | undefined;
+      let connection: ListingLink | undefined;
       const onToolsChanged = () => {
         if (connection && file) void relist(connection, file, now);
       };
@@ -128,7 +131,7 @@ export async function startMcpServers(config: FenceConfig, cwd: string, cache: M
  * A connection made on its first call: the SDK is loaded and the server started then, not
  * before. Closing one that never started does nothing.
  */
-function lazyConnection(options: McpConnectionOptions): McpLink & Pick<McpConnection, 'listTools'> {
+function lazyConnection(options: McpConnectionOptions): ListingLink {
   let real: Promise<McpConnection> | undefined;
   const connect = () => (real ??= import('../runtime/mcp-connection').then(({ McpConnection }) => new McpConnection(options)));
   return {
