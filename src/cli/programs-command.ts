@@ -208,7 +208,7 @@ export function listProgramsCommand(options: ProgramsOptions): number {
   const programs = listPrograms(roots);
   for (const problem of unreadableVersions(roots)) process.stderr.write(`fence: left out: ${problem}\n`);
   if (programs.length === 0) {
-    out('no saved programs yet (fence programs save <name> --from-trace <id>)');
+    out('no saved programs yet (fence programs save <name> keeps the newest program run that worked)');
     return 0;
   }
   const offered = new Set(approvedPrograms(roots).map((p) => programLabel(p.record)));
