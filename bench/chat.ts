@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as pty from 'node-pty';
-import { ChatView } from '../src/cli/chat-view';
-import { createStyle } from '../src/cli/terminal-style';
+import { ChatView } from '../src/tui/chat-view';
+import { createStyle } from '../src/tui/terminal-style';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { median } from './ptc';
 

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type { AgentOptions } from '../agent/agent';
+import type { OpenSession } from '../agent/session-parts';
 import { buildSystemPrompt, readAgentsFile, toolChangeNotice } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
-import { FileCheckpoints, type RestoreOutcome } from '../conversation/file-checkpoints';
+import { FileCheckpoints } from '../conversation/file-checkpoints';
 import { messagesToRepair } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
@@ -11,36 +11,11 @@ import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { BashSession } from '../runtime/bash-session';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
-import type { PolicyRule } from '../policy/admit';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { startMcpServers } from './mcp-servers';
 import { buildToolset, sessionTools } from './toolset';
-
-/** A new session with its tools and runtimes, ready for an Agent. */
-export interface OpenSession {
-  /** The session's store: the one opened, or the one `switchStore` gave. */
-  readonly store: SessionStore;
-  /** Goes on in another store (a fork): the current one is closed, the runtimes stay. */
-  switchStore(next: SessionStore): void;
-  registry: ToolRegistry;
-  /** Admission rules from the config, for the model's own calls too. */
-  rules: readonly PolicyRule[];
-  toolContext: ToolContext;
-  /**
-   * Puts back the files the file tools wrote from log position `from` on (see
-   * `FileCheckpoints.restore`); absent unless the session keeps files (`keepFiles`).
-   */
-  restoreFiles?(from: number): RestoreOutcome;
-  /** Stops the runtimes and closes the log. Safe to call more than once. */
-  close(): Promise<void>;
-}
-
-/** What an Agent takes from an open session: its tools, log, tools' context and rules. */
-export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules'> {
-  return { registry: session.registry, store: session.store, toolContext: session.toolContext, rules: session.rules };
-}
 
 /**
  * Creates a session folder, writes the system prompt as its first (pinned) message and wires

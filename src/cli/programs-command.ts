@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { fenceHome } from '../config/paths';
 import { readSessionInfo } from '../conversation/session-store';
-import { parseSignature, type ProgramParameter } from '../ptc/program-params';
+import { keepTrace, parameterText, problemLines } from '../ptc/keep-trace';
+import { parseSignature } from '../ptc/program-params';
 import type { ReplayOutcome } from '../ptc/replay-test';
 import {
   approvedPrograms,
@@ -13,7 +14,6 @@ import {
   programLabel,
   programRoots,
   programVersions,
-  saveProgram,
   testFromTrace,
   unreadableVersions,
   unreplayable,
@@ -23,7 +23,7 @@ import {
 } from '../ptc/saved-programs';
 import { findTrace, type ProgramTrace } from '../ptc/trace';
 import { resolveWorkspace } from './workspace';
-import { colorEnabled, createStyle } from './terminal-style';
+import { colorEnabled, createStyle } from '../tui/terminal-style';
 
 /** Options every `fence programs` command takes: the workspace whose `.fence/programs/` counts. */
 export interface ProgramsOptions {
@@ -62,46 +62,11 @@ export async function saveProgramCommand(name: string, options: ProgramsOptions 
     trace = newest;
     out(`from trace ${trace.id} (${trace.createdAt.slice(0, 19).replace('T', ' ')}), the newest program run that worked`);
   }
-  const kept = await keepTrace(fenceHome(), roots, name, trace, options.project === true);
+  const known = readSessionInfo(join(fenceHome(), 'sessions', trace.sessionId))?.tools ?? [];
+  const kept = await keepTrace(roots, name, trace, options.project === true, known);
   if ('error' in kept) return fail(kept.error);
   for (const line of kept.lines) out(line);
   return 0;
-}
-
-/**
- * Saves a trace's program as the next version of `name`, with the trace as its recorded test,
- * once that test replays: the user's programs, or the project's with `project`. Gives the lines
- * that say what was kept and what comes next, or why nothing was. Shared by `fence programs
- * save` and the chat's `/save-program`.
- */
-export async function keepTrace(
-  home: string,
-  roots: readonly ProgramRoot[],
-  name: string,
-  trace: ProgramTrace,
-  project: boolean,
-): Promise<{ saved: SavedProgram; lines: string[] } | { error: string }> {
-  const root = roots.find((r) => r.scope === (project ? 'project' : 'user')) as ProgramRoot;
-  // The test is replayed before anything is written: a run that cannot be reproduced is not kept.
-  if (trace.ok && !unreplayable(trace)) {
-    const { replayTest } = await import('../ptc/replay-test');
-    const replay = await replayTest(trace.code, testFromTrace(trace), { tools: [] });
-    if (!replay.passed) return { error: `trace ${trace.id} cannot be saved: replaying it gives another run:\n${problemLines(replay)}` };
-  }
-  const known = readSessionInfo(join(home, 'sessions', trace.sessionId))?.tools ?? [];
-  const saved = saveProgram(roots, root, name, trace, known);
-  if ('error' in saved) return saved;
-  const label = programLabel(saved.record);
-  const params = parseSignature(saved.code).parameters;
-  const lines = [
-    `saved ${label} in ${saved.dir} (${saved.scope} programs)`,
-    `  intent: ${saved.record.intent ?? '(none: add a "// intent:" line to say what it is for)'}`,
-    `  calls: ${saved.record.tools.join(', ') || 'no tools'}`,
-    `  parameters: ${params.length > 0 ? params.map(parameterText).join(', ') : 'none'}`,
-    `  1 recorded test (${trace.calls.length} tool call${trace.calls.length === 1 ? '' : 's'}), replayed: passed`,
-    `next: fence programs approve ${label} offers it to the model as the tool ${saved.record.name}`,
-  ];
-  return { saved, lines };
 }
 
 /**
@@ -191,16 +156,6 @@ async function runTests(program: SavedProgram): Promise<ReplayOutcome[]> {
   return results;
 }
 
-/** A parameter as declared: `department: string = "engineering"`, `levels?: string[]`. */
-function parameterText(p: ProgramParameter): string {
-  const value = p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : '';
-  return `${p.name}${p.optional && p.default === undefined ? '?' : ''}: ${p.type}${value}`;
-}
-
-function problemLines(result: ReplayOutcome): string {
-  return result.problems.map((problem) => `    ${problem.replace(/\n/g, '\n    ')}`).join('\n');
-}
-
 /** `fence programs list`: every version, one line each; version files that cannot be read are named on stderr. Returns the exit code. */
 export function listProgramsCommand(options: ProgramsOptions): number {
   const roots = rootsFor(options);
@@ -278,7 +233,7 @@ export async function diffProgramCommand(ref: string, other: string | undefined,
   out(`${programLabel(a.record)} → ${programLabel(b.record)}`);
   if (a.record.intent !== b.record.intent) out(`intent: ${a.record.intent ?? '(none)'} → ${b.record.intent ?? '(none)'}`);
   if (a.record.tools.join() !== b.record.tools.join()) out(`calls: ${a.record.tools.join(', ')} → ${b.record.tools.join(', ')}`);
-  const { renderFileChange } = await import('./diff-view');
+  const { renderFileChange } = await import('../tui/diff-view');
   const lines = renderFileChange({ kind: 'diff', path: `${name}.js`, before: a.code, after: b.code, created: false }, style, 10_000);
   for (const line of lines) out(line);
   return 0;

@@ -7,11 +7,12 @@ import { latestSession, readSession } from '../conversation/session-store';
 import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
-import { loadAgentModel } from './agent-model';
-import { agentParts, openSession } from './open-session';
+import { loadAgentModel } from '../agent/agent-model';
+import { agentParts } from '../agent/session-parts';
+import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
 import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
-import { createProgressRenderer } from './progress-renderer';
+import { createProgressRenderer } from '../tui/progress-renderer';
 import { splitPrompts, withPipedInput } from './read-prompts';
 
 /** Options of the default command, as commander parses them. */
@@ -98,8 +99,21 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
 
   const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
   if (interactive) {
-    const { runChat } = await import('./chat');
+    const { runChat } = await import('../tui/chat');
     return runChat({
+      openSession: ({ confirm, signal }) =>
+        openSession({
+          home: fenceHome(),
+          workspace: workspace.path,
+          modelId: resolved.id,
+          config: loaded.config,
+          format,
+          signal,
+          confirm,
+          keepFiles: true,
+          ...(options.name ? { name: options.name } : {}),
+          ...(resumeId ? { resume: resumeId.id } : {}),
+        }),
       home: fenceHome(),
       workspace: workspace.path,
       resolved,
@@ -107,7 +121,6 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       format,
       prompts,
       yes: options.yes === true,
-      ...(options.name ? { name: options.name } : {}),
       ...(resumeId ? { resume: resumeId.id } : {}),
       ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
       ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),

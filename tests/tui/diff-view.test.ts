@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderFileChange, type FileChange } from '../../src/cli/diff-view';
-import { createStyle, stripAnsi } from '../../src/cli/terminal-style';
+import { renderFileChange, type FileChange } from '../../src/tui/diff-view';
+import { createStyle, stripAnsi } from '../../src/tui/terminal-style';
 
 const plain = createStyle(false);
 const colour = createStyle(true);

@@ -1,16 +1,16 @@
 import { writeFileSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { Agent } from '../agent/agent';
+import { loadAgentModel } from '../agent/agent-model';
+import type { OpenSession } from '../agent/session-parts';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
-import { newSessionId } from '../conversation/session-store';
+import { newSessionId, readSessionInfo } from '../conversation/session-store';
 import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolUse } from '../parse/tool-use';
 import { runToolUse } from '../tools/run-tool-use';
-import { loadAgentModel } from './agent-model';
 import type { ChatView } from './chat-view';
-import type { OpenSession } from './open-session';
 import { dollars, sessionUsage, shortCount } from './session-usage';
 import { exportMarkdown, fullLog } from './transcript';
 
@@ -258,7 +258,7 @@ async function saveProgram(ctx: ChatCommandContext, argument: string): Promise<v
     return;
   }
   const [{ keepTrace }, { findTrace }, { newestSavableTrace, programRoots }] = await Promise.all([
-    import('./programs-command'),
+    import('../ptc/keep-trace'),
     import('../ptc/trace'),
     import('../ptc/saved-programs'),
   ]);
@@ -272,7 +272,8 @@ async function saveProgram(ctx: ChatCommandContext, argument: string): Promise<v
     trace = newestSavableTrace(ctx.home, ids);
     if (!trace) return ctx.view.printLines([style.yellow('No program of this session has worked yet: there is nothing to save.')]);
   }
-  const kept = await keepTrace(ctx.home, programRoots(ctx.home, ctx.workspace), name, trace, project);
+  const known = readSessionInfo(join(ctx.home, 'sessions', trace.sessionId))?.tools ?? [];
+  const kept = await keepTrace(programRoots(ctx.home, ctx.workspace), name, trace, project, known);
   if ('error' in kept) return ctx.view.printLines(kept.error.split('\n').map((line) => style.yellow(line)));
   ctx.view.printLines(kept.lines.map((line, i) => (i === 0 ? line : style.dim(line))));
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { highlighterFor, isKnownLanguage } from '../../src/cli/code-highlight';
-import { createStyle, stripAnsi } from '../../src/cli/terminal-style';
+import { highlighterFor, isKnownLanguage } from '../../src/tui/code-highlight';
+import { createStyle, stripAnsi } from '../../src/tui/terminal-style';
 
 const color = createStyle(true);
 const plain = createStyle(false);

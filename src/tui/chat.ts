@@ -1,20 +1,21 @@
 import { join } from 'node:path';
 import { Agent, DEFAULT_MAX_TURNS, type RunOutcome } from '../agent/agent';
+import { loadAgentModel } from '../agent/agent-model';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES } from '../agent/run-stop';
+import { agentParts, type OpenSession } from '../agent/session-parts';
 import type { FenceConfig } from '../config/config';
 import { createMessage, type Message } from '../conversation/message';
 import type { ResolvedModel } from '../llm/models';
 import type { Provider } from '../llm/provider';
 import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat } from '../parse/tool-use';
+import type { ToolContext } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
-import { loadAgentModel } from './agent-model';
 import { ChatView } from './chat-view';
 import { createConfirmPrompt } from './confirm-prompt';
 import { InputHistory } from './input-history';
 import { LineEditor } from './line-editor';
-import { agentParts, openSession, type OpenSession } from './open-session';
 import { RunKeys } from './run-keys';
 import { dollars, sessionUsage, shortCount } from './session-usage';
 import { isSlashCommand, runSlashCommand, type ChatCommandContext } from './slash-commands';
@@ -30,7 +31,6 @@ export interface ChatSetup {
   format: ToolFormat;
   /** Prompts of the command line, run before the first one is read. */
   prompts: string[];
-  name?: string;
   /** The id of a session to go on with. */
   resume?: string;
   /** `-y`: mutating tools run without asking. */
@@ -40,6 +40,12 @@ export interface ChatSetup {
   /** Budgets over the whole chat, as in one-shot runs. */
   maxCostUsd?: number;
   maxTokens?: number;
+  /**
+   * Opens (or resumes) the chat's session, keeping what the file tools overwrite for `/undo`:
+   * the command line's wiring, which this layer does not import. `confirm` asks the person
+   * before calls run; `signal` ends with the whole chat.
+   */
+  openSession(parts: { confirm: NonNullable<ToolContext['confirm']>; signal: AbortSignal }): Promise<OpenSession>;
 }
 
 /** Where the chat's input history is kept, across sessions. */
@@ -81,18 +87,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
 
   let session: OpenSession;
   try {
-    session = await openSession({
-      home: setup.home,
-      workspace: setup.workspace,
-      modelId: setup.resolved.id,
-      config: setup.config,
-      format: setup.format,
-      signal: sessionController.signal,
-      confirm: confirm.confirm,
-      keepFiles: true,
-      ...(setup.name ? { name: setup.name } : {}),
-      ...(setup.resume ? { resume: setup.resume } : {}),
-    });
+    session = await setup.openSession({ confirm: confirm.confirm, signal: sessionController.signal });
   } catch (error) {
     process.stderr.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
     editor.close();

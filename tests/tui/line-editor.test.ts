@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InputHistory } from '../../src/cli/input-history';
-import { LineEditor, type EditorResult } from '../../src/cli/line-editor';
-import { codePointWidth, createStyle } from '../../src/cli/terminal-style';
+import { InputHistory } from '../../src/tui/input-history';
+import { LineEditor, type EditorResult } from '../../src/tui/line-editor';
+import { codePointWidth, createStyle } from '../../src/tui/terminal-style';
 
 // ---------------------------------------------------------------- a small terminal
 

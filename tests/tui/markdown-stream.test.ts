@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MarkdownStream } from '../../src/cli/markdown-stream';
-import { createStyle, stripAnsi, visibleWidth } from '../../src/cli/terminal-style';
+import { MarkdownStream } from '../../src/tui/markdown-stream';
+import { createStyle, stripAnsi, visibleWidth } from '../../src/tui/terminal-style';
 import { cut } from '../support/chunks';
 
 const plain = createStyle(false);

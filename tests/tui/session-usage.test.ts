@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dollars, sessionUsage, shortCount } from '../../src/cli/session-usage';
+import { dollars, sessionUsage, shortCount } from '../../src/tui/session-usage';
 import { createMessage, type Message, type Usage } from '../../src/conversation/message';
 import { costOf, modelInfo, type ModelInfo } from '../../src/llm/model-info';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSlashCommand } from '../../src/cli/slash-commands';
+import { isSlashCommand } from '../../src/tui/slash-commands';
 
 describe('isSlashCommand', () => {
   it.each(['/help', '/undo 2', '/shell ls', '/fork my-copy', '/export notes/chat.md', '/exit', '/read README.md', '/undo\t3'])('takes %j for a command', (line) => {

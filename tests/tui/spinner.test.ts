@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Spinner } from '../../src/cli/spinner';
-import { createStyle, visibleWidth } from '../../src/cli/terminal-style';
+import { Spinner } from '../../src/tui/spinner';
+import { createStyle, visibleWidth } from '../../src/tui/terminal-style';
 
 /** A terminal stream that keeps what is written to it. */
 function terminal(columns: number) {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { RunKeys } from '../../src/cli/run-keys';
+import { RunKeys } from '../../src/tui/run-keys';
 
 /** A terminal input for tests: keys are sent with `type`, raw mode and resume/pause are recorded. */
 class FakeInput extends EventEmitter {

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InputHistory } from '../../src/cli/input-history';
+import { InputHistory } from '../../src/tui/input-history';
 
 let dir: string;
 beforeEach(() => {

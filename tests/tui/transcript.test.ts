@@ -1,7 +1,7 @@
 import { Lexer, type Token } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { createStyle, stripAnsi, visibleWidth } from '../../src/cli/terminal-style';
-import { briefHistory, conversationOf, exportMarkdown, fullLog } from '../../src/cli/transcript';
+import { createStyle, stripAnsi, visibleWidth } from '../../src/tui/terminal-style';
+import { briefHistory, conversationOf, exportMarkdown, fullLog } from '../../src/tui/transcript';
 import { createMessage, type Message } from '../../src/conversation/message';
 import type { SessionInfo } from '../../src/conversation/session-store';
 

@@ -1,0 +1,33 @@
+import type { RestoreOutcome } from '../conversation/file-checkpoints';
+import type { SessionStore } from '../conversation/session-store';
+import type { PolicyRule } from '../policy/admit';
+import type { ToolContext } from '../tools/define-tool';
+import type { ToolRegistry } from '../tools/registry';
+import type { AgentOptions } from './agent';
+
+/**
+ * A session with its tools and runtimes, ready for an Agent: what the command line's wiring
+ * (`openSession` in `src/cli/`) hands to the one-shot runner and to the chat.
+ */
+export interface OpenSession {
+  /** The session's store: the one opened, or the one `switchStore` gave. */
+  readonly store: SessionStore;
+  /** Goes on in another store (a fork): the current one is closed, the runtimes stay. */
+  switchStore(next: SessionStore): void;
+  registry: ToolRegistry;
+  /** Admission rules from the config, for the model's own calls too. */
+  rules: readonly PolicyRule[];
+  toolContext: ToolContext;
+  /**
+   * Puts back the files the file tools wrote from log position `from` on (see
+   * `FileCheckpoints.restore`); absent unless the session keeps files (`keepFiles`).
+   */
+  restoreFiles?(from: number): RestoreOutcome;
+  /** Stops the runtimes and closes the log. Safe to call more than once. */
+  close(): Promise<void>;
+}
+
+/** What an Agent takes from an open session: its tools, log, tools' context and rules. */
+export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules'> {
+  return { registry: session.registry, store: session.store, toolContext: session.toolContext, rules: session.rules };
+}

@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The folders of `src/` and the folders each may import from (type-only imports count too):
+ * the layers of the house plan. Imports point down only, so there is no cycle between folders.
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  cli: ['tui', 'agent', 'tools', 'ptc', 'policy', 'runtime', 'llm', 'parse', 'conversation', 'config'],
+  tui: ['agent', 'tools', 'ptc', 'policy', 'runtime', 'llm', 'parse', 'conversation', 'config'],
+  agent: ['tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
+  tools: ['ptc', 'policy', 'runtime', 'llm', 'parse', 'config'],
+  ptc: ['policy', 'runtime'],
+  policy: [],
+  runtime: ['config'],
+  llm: ['conversation'],
+  parse: [],
+  conversation: [],
+  config: ['llm', 'parse', 'policy'],
+};
+
+const SRC = join(import.meta.dirname, '..', 'src');
+
+/** Every `.ts` file under `dir`, with the folder of `src/` it belongs to. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The `src/` folders that the static and dynamic imports in `text` (of `file`) reach, other than its own. */
+function importedFolders(file: string, own: string, text = readFileSync(file, 'utf8')): string[] {
+  const folders = new Set<string>();
+  for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*)'(\.\.\/[^']+)'/g)) {
+    const target = relative(SRC, join(file, '..', match[1] as string));
+    const folder = target.split('/')[0];
+    if (folder && folder !== own && !folder.startsWith('..')) folders.add(folder);
+  }
+  return [...folders];
+}
+
+describe('layers', () => {
+  const files = sourceFiles(SRC);
+
+  it('knows every folder of src/', () => {
+    const folders = new Set(files.map((file) => relative(SRC, file).split('/')[0]));
+    expect([...folders].sort()).toEqual(Object.keys(ALLOWED).sort());
+  });
+
+  it('has no import that points up or sideways', () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const own = relative(SRC, file).split('/')[0] as string;
+      for (const folder of importedFolders(file, own)) {
+        if (!ALLOWED[own]?.includes(folder)) wrong.push(`${relative(SRC, file)} imports ${folder}/`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('sees static, type-only and dynamic imports', () => {
+    const text = [
+      "import { a } from '../cli/open-session';",
+      "import type { B } from '../agent/agent';",
+      "const { c } = await import('../llm/create-provider');",
+      "import { d } from './chat-view';",
+    ].join('\n');
+    expect(importedFolders(join(SRC, 'tui', 'chat.ts'), 'tui', text).sort()).toEqual(['agent', 'cli', 'llm']);
+  });
+});
