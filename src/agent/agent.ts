@@ -12,6 +12,7 @@ import type { ToolContext } from '../tools/define-tool';
 import type { ToolRegistry } from '../tools/registry';
 import { COMPLETE_TOOL, completionText } from '../tools/complete';
 import { runToolUse, type ToolRunOutcome } from '../tools/run-tool-use';
+import { plural } from '../tools/text-file';
 import { toolSchemas } from './system-prompt';
 import { compactedView, compactionEnd, summarize } from './compaction';
 import { fitToWindow } from './context-window';
@@ -72,6 +73,7 @@ export interface RunOptions {
 /** What the loop reports as it goes, for display. */
 export type AgentEvent =
   | ReplyEvent
+  | { type: 'prompt'; message: Message }
   | { type: 'turn'; turn: number }
   | { type: 'reply_end'; message: Message }
   | { type: 'tool_start'; use: ToolUse }
@@ -107,7 +109,8 @@ export interface LoopWatch {
  * How one prompt's run ended. `done` with `completed` when the model called `complete`;
  * `stopped` for a budget other than turns, a loop, or nudges that went unheeded (`reason` is
  * one line for the user); `error` with `kind` when the key was refused or the rate limit
- * outlasted the retries.
+ * outlasted the retries. The `answer` of a run that ended at a tool call or a budget is what
+ * the model wrote outside its tool calls, never a tool block (see `Agent.run`).
  */
 export type RunOutcome =
   | { status: 'done'; answer: string; completed?: boolean }
@@ -198,19 +201,32 @@ export class Agent {
     return this.tokens;
   }
 
-  /** Runs one user prompt to its end. Never throws for model or tool failures. */
+  /**
+   * Runs one user prompt to its end. Never throws for model or tool failures.
+   *
+   * The answer: a reply without a tool call is the answer, whole. A `complete` call's answer is
+   * its `result`; when that is empty or missing, the text the model wrote before the call in
+   * that reply, else the last text it wrote outside tool calls in this run (else ''). A run
+   * stopped by a budget or by the nudges running out answers with what its last reply said
+   * before its tool call ('' when it went straight to the call); a loop answers ''.
+   */
   async run(prompt: string, options: RunOptions = {}): Promise<RunOutcome> {
     const { onEvent } = this.options;
     const store = this.store;
-    store.append(createMessage('user', prompt));
+    const promptMessage = createMessage('user', prompt);
+    store.append(promptMessage);
+    onEvent?.({ type: 'prompt', message: promptMessage });
     this.signal = combineSignals(this.options.signal, options.signal);
     const session = this.options.toolContext;
     const toolSignal = combineSignals(session.signal, options.signal);
     this.toolContext = toolSignal === session.signal || !toolSignal ? session : { ...session, signal: toolSignal };
     const maxTurns = options.maxTurns === undefined ? (this.options.maxTurns ?? DEFAULT_MAX_TURNS) : this.turns + options.maxTurns;
-    let lastText = '';
+    /** What the last reply said outside its tool calls. */
+    let lastProse = '';
+    /** The last thing the model said outside tool calls in this run: the answer of an empty `complete`. */
+    let lastWords = '';
     while (this.turns < maxTurns) {
-      const spent = this.spentBudget(lastText);
+      const spent = this.spentBudget(lastProse);
       if (spent) return spent;
       this.turns += 1;
       onEvent?.({ type: 'turn', turn: this.turns });
@@ -243,21 +259,22 @@ export class Agent {
         return { status: 'error', error: reply.error ?? 'the model request failed', ...(reply.errorKind ? { kind: reply.errorKind } : {}) };
       }
       if (reply.stopReason === 'aborted') return { status: 'aborted' };
-      lastText = reply.text;
+      lastProse = proseOf(reply);
+      if (lastProse) lastWords = lastProse;
       let ended: RunOutcome | undefined;
       if (calls.length > 0) {
-        ended = await this.runNativeCalls(calls, reply);
+        ended = await this.runNativeCalls(calls, reply, lastWords);
       } else if (reply.toolUse) {
-        ended = await this.runTool(reply.toolUse);
+        ended = await this.runTool(reply.toolUse, lastWords);
       } else if (this.options.auto) {
-        ended = this.nudge(reply.text);
+        ended = this.nudge(lastProse);
       } else {
         return { status: 'done', answer: reply.text };
       }
       if (ended) return ended;
       if (this.signal?.aborted) return { status: 'aborted' };
     }
-    return { status: 'max_turns', answer: lastText, turns: this.turns };
+    return { status: 'max_turns', answer: lastProse, turns: this.turns };
   }
 
   /**
@@ -370,7 +387,9 @@ export class Agent {
   private nudge(answer: string): RunOutcome | undefined {
     const most = this.options.maxNudges ?? DEFAULT_MAX_NUDGES;
     if (this.nudges >= most) {
-      return { status: 'stopped', stop: 'no_progress', reason: `${most} replies in a row without a tool call, after ${most} reminders`, answer };
+      // Each reminder followed a reply without a tool call, and this reply is one more.
+      const reason = `${plural(most + 1, 'reply', 'replies')} in a row without a tool call, after ${plural(most, 'reminder')}`;
+      return { status: 'stopped', stop: 'no_progress', reason, answer };
     }
     this.nudges += 1;
     this.store.append(createMessage('system', NUDGE_TEXT, { meta: { notice: 'nudge' } }));
@@ -382,8 +401,9 @@ export class Agent {
    * call's id), whatever happens to the others. A call that cannot run — no name, arguments
    * that are not a JSON object, arguments cut short by the reply's token limit, or the run
    * being stopped — gets an error result saying why, so no call is ever left unanswered.
+   * `lastWords` is the answer of a `complete` call without a result.
    */
-  private async runNativeCalls(calls: readonly PreparedCall[], reply: Reply): Promise<RunOutcome | undefined> {
+  private async runNativeCalls(calls: readonly PreparedCall[], reply: Reply, lastWords: string): Promise<RunOutcome | undefined> {
     let ended: RunOutcome | undefined;
     for (const call of calls) {
       const { id, name } = call.stored;
@@ -401,16 +421,17 @@ export class Agent {
         this.appendResult(use, { tool: name || '(none)', result: { output: refusal, isError: true } });
         continue;
       }
-      ended = await this.runTool(use);
+      ended = await this.runTool(use, lastWords);
     }
     return ended;
   }
 
   /**
    * Runs one tool use and appends its result. Returns how the run ends when it ends here: the
-   * model called `complete` (in `auto`), or the loop detector stopped it.
+   * model called `complete` (in `auto`; its answer is `lastWords` when its result is empty), or
+   * the loop detector stopped it.
    */
-  private async runTool(use: ToolUse): Promise<RunOutcome | undefined> {
+  private async runTool(use: ToolUse, lastWords: string): Promise<RunOutcome | undefined> {
     const { registry, onEvent } = this.options;
     const { store } = this;
     onEvent?.({ type: 'tool_start', use });
@@ -418,7 +439,7 @@ export class Agent {
     this.appendResult(use, outcome);
     this.nudges = 0;
     if (this.options.auto && outcome.tool === COMPLETE_TOOL && !outcome.result.isError) {
-      return { status: 'done', answer: completionText(outcome.result.value), completed: true };
+      return { status: 'done', answer: completionText(outcome.result.value) || lastWords, completed: true };
     }
     const verdict = this.options.loopDetector?.observe({
       tool: outcome.tool,
@@ -445,6 +466,14 @@ export class Agent {
     );
     this.options.onEvent?.({ type: 'tool_end', use, outcome });
   }
+}
+
+/**
+ * What a reply says outside its tool calls, trimmed: the text before its tool block (markdown
+ * and XML), or all of its text (a reply without a block; a native reply, whose calls come apart).
+ */
+function proseOf(reply: Reply): string {
+  return (reply.toolUse ? reply.text.slice(0, reply.toolUse.start) : reply.text).trim();
 }
 
 /** A native call as streamed, with its arguments checked and the form that is stored. */

@@ -11,6 +11,8 @@
  * - `rate_limited`: the provider kept answering 429 after every retry.
  * - `error`: any other failure (a request that failed after retries, a bad workspace).
  * - `interrupted`: Ctrl-C or SIGTERM.
+ * - `usage`: bad usage found before the run started (a session name that is not valid or is
+ *   taken, a model id with an unknown provider, no prompt); the run never began.
  */
 export type RunStop =
   | 'done'
@@ -24,13 +26,18 @@ export type RunStop =
   | 'auth'
   | 'rate_limited'
   | 'error'
-  | 'interrupted';
+  | 'interrupted'
+  | 'usage';
 
-/** The exit code of each stop reason; 2 is bad usage, found before a run starts. */
+/** The exit code for bad usage (an unknown option, a bad value, no prompt). */
+export const USAGE_EXIT_CODE = 2;
+
+/** The exit code of each stop reason. */
 export const EXIT_CODES: Record<RunStop, number> = {
   done: 0,
   complete: 0,
   error: 1,
+  usage: USAGE_EXIT_CODE,
   max_turns: 3,
   max_cost: 4,
   max_tokens: 5,
@@ -41,6 +48,3 @@ export const EXIT_CODES: Record<RunStop, number> = {
   rate_limited: 10,
   interrupted: 130,
 };
-
-/** The exit code for bad usage (an unknown option, a bad value, no prompt). */
-export const USAGE_EXIT_CODE = 2;

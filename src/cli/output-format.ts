@@ -22,8 +22,13 @@ export interface UsageTotals {
 
 /** What a run came to, as the JSON outputs report it (snake_case keys, stable). */
 export interface RunSummary {
-  /** The final answer (for `complete`, the model's last words); '' when there is none. */
+  /**
+   * The final answer: a reply without a tool call, or what `complete` said (when it said
+   * nothing, the model's last words outside tool calls); after a stop, what the last reply said
+   * before its tool call. Never a tool block; '' when there is nothing to say.
+   */
   result: string;
+  /** '' when the run failed before it opened a session. */
   session_id: string;
   stop_reason: RunStop;
   /** The stop reason is neither `done` nor `complete`. */
@@ -31,7 +36,7 @@ export interface RunSummary {
   /** Model requests made. */
   turns: number;
   usage: UsageTotals;
-  /** Null when the model's prices are unknown. */
+  /** Null when the model's prices are unknown; written rounded to a billionth of a dollar. */
   cost_usd: number | null;
   duration_ms: number;
   /** One line, when there is one. */
@@ -50,6 +55,7 @@ export interface SessionStart {
 /** The lines of stream-json, each one JSON object; every line names its session. */
 export type StreamJsonLine =
   | ({ type: 'init' } & SessionStart)
+  | { type: 'prompt'; session_id: string; text: string }
   | { type: 'assistant'; session_id: string; text: string; usage?: UsageTotals; stop_reason?: string }
   | { type: 'tool_use'; session_id: string; tool: string; call_id?: string; input: Record<string, unknown> }
   | { type: 'tool_result'; session_id: string; tool: string; call_id?: string; output: string; is_error: boolean; full_output?: string }
@@ -77,10 +83,18 @@ export function jsonResult(summary: RunSummary): string {
 }
 
 /**
+ * The result of a run that ended before it began (bad usage, no key, a workspace that does
+ * not exist, a session that could not be opened): no session, no request, nothing spent.
+ */
+export function resultBeforeRun(stop: RunStop, error: string, durationMs: number): RunSummary {
+  return { result: '', session_id: '', stop_reason: stop, is_error: true, turns: 0, usage: usageTotals([]), cost_usd: 0, duration_ms: durationMs, error };
+}
+
+/**
  * Makes the writer for `--output-format stream-json`. Each call of `write` gets one complete
  * line: a JSON object without line breaks inside it, ending in `\n`, so the stream can be read
- * line by line (`jq -c`, `readline`). Text deltas and `turn` events are left out: a reply
- * appears once, whole, as an `assistant` line. Each request sent again is one `retry` line,
+ * line by line (`jq -c`, `readline`). Each prompt starts with a `prompt` line. Text deltas and
+ * `turn` events are left out: a reply appears once, whole, as an `assistant` line. Each request sent again is one `retry` line,
  * marked `restart` when the connection dropped mid-reply (the `restart` event and the `retry`
  * after it make one line). A tool result whose call had no `tool_start`
  * (a native call fence refused before running it) is preceded by its `tool_use` line, so every
@@ -101,6 +115,8 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
   /** The lines of one event. To report a new event type, add its case; any other writes nothing. */
   const linesFor = (event: AgentEvent): StreamJsonLine[] => {
     switch (event.type) {
+      case 'prompt':
+        return [{ type: 'prompt', session_id: sessionId, text: event.message.content }];
       case 'reply_end':
         return [assistantLine(event.message, sessionId)];
       case 'tool_start':
@@ -219,10 +235,18 @@ function resultLine(summary: RunSummary): StreamJsonLine {
       cache_write_tokens: usage.cache_write_tokens,
       estimated: usage.estimated,
     },
-    cost_usd: summary.cost_usd,
+    cost_usd: summary.cost_usd === null ? null : roundUsd(summary.cost_usd),
     duration_ms: summary.duration_ms,
     ...(summary.error !== undefined ? { error: summary.error } : {}),
   };
+}
+
+/**
+ * A cost to the billionth of a dollar: sums of prices per token carry binary noise
+ * (`0.0015899999999999998`) that a reader of the JSON should not see.
+ */
+function roundUsd(usd: number): number {
+  return Math.round(usd * 1e9) / 1e9;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
-import { EXIT_CODES, USAGE_EXIT_CODE, type RunStop } from '../agent/run-stop';
+import { EXIT_CODES, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
-import { latestSession, readSession } from '../conversation/session-store';
+import { latestSession, newSessionNameProblem, readSession } from '../conversation/session-store';
 import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
@@ -11,7 +11,7 @@ import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
-import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
+import { createStreamJsonWriter, jsonResult, resultBeforeRun, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { splitPrompts, withPipedInput } from './read-prompts';
 
@@ -51,50 +51,40 @@ interface Ending {
 /**
  * Runs the prompts of the command line (and piped input) through one agent session.
  * One-shot mode prints only the final answer on stdout (or one JSON result, or a JSON line per
- * event) and everything else on stderr. Returns the process exit code, one per stop reason
- * (see `run-stop.ts`); never throws for an expected failure.
+ * event) and everything else on stderr; in the JSON formats a run that fails before it starts
+ * still prints its result. Returns the process exit code, one per stop reason (see
+ * `run-stop.ts`); never throws for an expected failure.
  */
 export async function runPromptCommand(words: string[], options: PromptCommandOptions): Promise<number> {
   const err = process.stderr;
   const started = Date.now();
   const output = options.outputFormat ?? 'text';
+  /** Ends a run that could not start: one line on stderr and, in the JSON formats, the result. */
+  const failBeforeRun = (stop: 'usage' | 'error', message: string): number => {
+    err.write(`fence: ${message}\n`);
+    if (output !== 'text') process.stdout.write(jsonResult(resultBeforeRun(stop, message, Date.now() - started)));
+    return EXIT_CODES[stop];
+  };
   const interactive = !options.nonInteractive && !options.auto && output === 'text' && process.stdin.isTTY === true;
   const prompts = await withPipedInput(splitPrompts(words));
   const resumeId = options.resume === true ? latestSessionId(options.workspace) : options.resume === undefined ? undefined : { id: options.resume };
-  if (resumeId !== undefined && 'error' in resumeId) {
-    err.write(`fence: ${resumeId.error}\n`);
-    return USAGE_EXIT_CODE;
-  }
+  if (resumeId !== undefined && 'error' in resumeId) return failBeforeRun('usage', resumeId.error);
   const resumed = resumeId === undefined ? undefined : readSession(fenceHome(), resumeId.id);
-  if (resumeId !== undefined && !resumed) {
-    err.write(`fence: no session "${resumeId.id}" to resume (fence sessions list shows them)\n`);
-    return USAGE_EXIT_CODE;
-  }
+  if (resumeId !== undefined && !resumed) return failBeforeRun('usage', `no session "${resumeId.id}" to resume (fence sessions list shows them)`);
   if (resumed && prompts.length === 0 && !interactive) prompts.push(RESUME_PROMPT);
-  if (prompts.length === 0 && !interactive) {
-    err.write('fence: no prompt given. Usage: fence -n "your task" (or pipe it on standard input)\n');
-    return USAGE_EXIT_CODE;
-  }
+  if (prompts.length === 0 && !interactive) return failBeforeRun('usage', 'no prompt given. Usage: fence -n "your task" (or pipe it on standard input)');
+  const nameProblem = options.name !== undefined && resumeId === undefined ? newSessionNameProblem(fenceHome(), options.name) : undefined;
+  if (nameProblem) return failBeforeRun('usage', nameProblem);
   const resolved = resolveModel(options.model ?? resumed?.info.model, process.env);
-  if ('error' in resolved) {
-    err.write(`fence: ${resolved.error}\n`);
-    return EXIT_CODES.error;
-  }
+  if ('error' in resolved) return failBeforeRun(resolved.badId ? 'usage' : 'error', resolved.error);
   const workspace = resolveWorkspace(options.workspace ?? resumed?.info.workspace);
-  if ('error' in workspace) {
-    err.write(`fence: ${workspace.error}\n`);
-    return EXIT_CODES.error;
-  }
+  if ('error' in workspace) return failBeforeRun('error', workspace.error);
 
   const loaded = loadConfig({ workspace: workspace.path, env: process.env });
-  if ('error' in loaded) {
-    err.write(`fence: ${loaded.error}\n`);
-    return EXIT_CODES.error;
-  }
+  if ('error' in loaded) return failBeforeRun('error', loaded.error);
   const info = modelInfo(resolved.id, loaded.config.models);
   if (options.maxCost !== undefined && (info.inputPerMTok === undefined || info.outputPerMTok === undefined)) {
-    err.write(`fence: --max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml\n`);
-    return USAGE_EXIT_CODE;
+    return failBeforeRun('usage', `--max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml`);
   }
 
   const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
@@ -142,8 +132,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       signal: controller.signal,
     });
   } catch (error) {
-    err.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
-    return EXIT_CODES.error;
+    return failBeforeRun('error', error instanceof Error ? error.message : String(error));
   }
   const formatNote = format === 'markdown' ? '' : ` · ${format === 'xml' ? 'XML' : 'native'} tool calls`;
   const resumeNote = resumed ? ` · resumed at message ${resumed.log.length + 1}` : '';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from './message';
 import { acquireSessionLock, sessionLockHolder, type SessionLock } from './session-lock';
@@ -76,7 +76,7 @@ export class SessionStore {
     try {
       mkdirSync(dir);
     } catch (error) {
-      if (errorCode(error) === 'EEXIST') throw new Error(`a session named "${info.id}" exists already`);
+      if (errorCode(error) === 'EEXIST') throw new Error(takenName(info.id));
       throw error;
     }
     const lock = acquireSessionLock(dir);
@@ -188,8 +188,27 @@ export class SessionStore {
   }
 }
 
+/**
+ * Why `name` cannot be the id of a new session under `home`, in one line: it is not a valid id,
+ * or a session of that name exists. Undefined when it can. `SessionStore.create` checks again
+ * (another process may take the name in between): this lets a command refuse a name before it
+ * starts anything.
+ */
+export function newSessionNameProblem(home: string, name: string): string | undefined {
+  if (!ID_PATTERN.test(name)) return invalidName(name);
+  return existsSync(join(home, 'sessions', name)) ? takenName(name) : undefined;
+}
+
 function checkId(id: string): void {
-  if (!ID_PATTERN.test(id)) throw new Error(`invalid session name "${id}": use letters, digits, '.', '_' and '-'`);
+  if (!ID_PATTERN.test(id)) throw new Error(invalidName(id));
+}
+
+function invalidName(id: string): string {
+  return `invalid session name "${id}": use letters, digits, '.', '_' and '-'`;
+}
+
+function takenName(id: string): string {
+  return `a session named "${id}" exists already`;
 }
 
 /** Replaces `session.json` whole: written to a temp file, then renamed over it. */

@@ -15,6 +15,15 @@ export interface ResolvedModel {
   defaulted?: boolean;
 }
 
+/**
+ * Why a model id cannot be used, in one line. `badId` when the id itself is malformed (no
+ * provider, no model, an unknown provider): bad usage, as opposed to a missing key or server.
+ */
+export interface ModelProblem {
+  error: string;
+  badId?: true;
+}
+
 /** The models picked when no id is given, in the order their keys are looked for. */
 export const DEFAULT_MODELS = [
   { key: 'ANTHROPIC_API_KEY', id: 'anthropic/claude-sonnet-4-6' },
@@ -36,7 +45,8 @@ const NO_KEY =
  * Resolves a model id (`provider/model`) against the environment. Without an id, picks the
  * default of the first key present (Anthropic, then OpenAI, then OpenRouter) and sets
  * `defaulted`. Returns `{ error }` with one line telling how to fix the configuration when
- * the id is malformed or the provider has no key; never throws and never reads anything but `env`.
+ * the id is malformed (then with `badId`) or the provider has no key; never throws and never
+ * reads anything but `env`.
  *
  * Keys and endpoints: `anthropic/` uses ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; `openai/`
  * uses OPENAI_API_KEY and OPENAI_BASE_URL; `openrouter/` uses OPENROUTER_API_KEY (and
@@ -44,7 +54,7 @@ const NO_KEY =
  * when set). When a base URL is set but no key, a placeholder key is used: that is how local
  * servers and test servers are reached.
  */
-export function resolveModel(id: string | undefined, env: NodeJS.ProcessEnv): ResolvedModel | { error: string } {
+export function resolveModel(id: string | undefined, env: NodeJS.ProcessEnv): ResolvedModel | ModelProblem {
   const read = (name: string): string | undefined => {
     const value = env[name]?.trim();
     return value ? value : undefined;
@@ -65,8 +75,8 @@ export function resolveModel(id: string | undefined, env: NodeJS.ProcessEnv): Re
   const slash = wanted.indexOf('/');
   const prefix = wanted.slice(0, slash);
   const model = wanted.slice(slash + 1);
-  if (slash <= 0) return { error: `model "${wanted}" has no provider prefix: use ${PREFIXES}` };
-  if (!model) return { error: `model "${wanted}" names no model after the provider: use ${PREFIXES}` };
+  if (slash <= 0) return { error: `model "${wanted}" has no provider prefix: use ${PREFIXES}`, badId: true };
+  if (!model) return { error: `model "${wanted}" names no model after the provider: use ${PREFIXES}`, badId: true };
 
   switch (prefix) {
     case 'anthropic':
@@ -87,7 +97,7 @@ export function resolveModel(id: string | undefined, env: NodeJS.ProcessEnv): Re
       return { id: wanted, provider: 'local', model, apiKey: read('OPENAI_API_KEY') ?? PLACEHOLDER_API_KEY, baseURL };
     }
     default:
-      return { error: `unknown provider "${prefix}" in model "${wanted}": use ${PREFIXES}` };
+      return { error: `unknown provider "${prefix}" in model "${wanted}": use ${PREFIXES}`, badId: true };
   }
 }
 
@@ -99,7 +109,7 @@ function withKey(
   baseURL: string | undefined,
   keyName: string,
   urlName: string,
-): ResolvedModel | { error: string } {
+): ResolvedModel | ModelProblem {
   if (!key && !baseURL) return { error: `no API key for ${id}: set ${keyName} (or ${urlName} for a compatible server)` };
   const resolved: ResolvedModel = { id, provider, model, apiKey: key ?? PLACEHOLDER_API_KEY };
   if (baseURL) resolved.baseURL = baseURL;

@@ -78,7 +78,8 @@ describe('autonomous runs', () => {
     expect(outcome).toEqual({
       status: 'stopped',
       stop: 'no_progress',
-      reason: '2 replies in a row without a tool call, after 2 reminders',
+      // The first reply, then one after each reminder.
+      reason: '3 replies in a row without a tool call, after 2 reminders',
       answer: 'I think I am done (2).',
     });
     expect(rig.server.requests).toHaveLength(3);
@@ -104,6 +105,108 @@ describe('autonomous runs', () => {
     const agent = await makeAgent();
 
     expect(await agent.run('Do it.')).toEqual({ status: 'done', answer: 'Finished.' });
+  });
+});
+
+describe('complete without a result', () => {
+  /** The run's messages after the prompt, as the model and the log see them. */
+  const afterPrompt = () => rig.store.log.slice(rig.store.log.findIndex((message) => message.role === 'user') + 1);
+  const expectEndedCleanly = () => {
+    const last = rig.store.log.at(-1);
+    expect(last).toMatchObject({ role: 'system', content: 'The run is complete.', meta: { toolResult: true, tool: 'complete' } });
+    expect(last?.meta?.isError).toBeUndefined();
+    expect(afterPrompt().filter((message) => message.meta?.notice)).toEqual([]);
+  };
+
+  it('markdown: an empty block after prose ends the run, the prose its answer, with no error and no nudge', async () => {
+    rig.server.reply((r) => r.text('```read a.txt\n```\n'));
+    rig.server.reply((r) => r.text('Read a.txt: it says alpha.\nNothing else to do.\n\n```complete\n```\n'));
+    const agent = await makeAgent({ auto: true });
+
+    expect(await agent.run('Read a.txt.')).toEqual({ status: 'done', answer: 'Read a.txt: it says alpha.\nNothing else to do.', completed: true });
+    expect(rig.server.requests).toHaveLength(2);
+    expectEndedCleanly();
+  });
+
+  it('markdown: an empty block alone answers with the last thing the model said in the run', async () => {
+    rig.server.reply((r) => r.text('Reading the file first.\n```read a.txt\n```\n'));
+    rig.server.reply((r) => r.text('```read a.txt\n```\n'));
+    rig.server.reply((r) => r.text('```complete\n\n```\n'));
+    const agent = await makeAgent({ auto: true });
+
+    expect(await agent.run('Read a.txt.')).toEqual({ status: 'done', answer: 'Reading the file first.', completed: true });
+    expectEndedCleanly();
+  });
+
+  it('ends with an empty answer when the model said nothing at all, and takes no words from an earlier prompt', async () => {
+    rig.server.reply((r) => r.text('Alpha, as asked.\n```complete\nIt says alpha.\n```\n'));
+    rig.server.reply((r) => r.text('```complete\n```'));
+    const agent = await makeAgent({ auto: true });
+
+    expect(await agent.run('Read a.txt.')).toEqual({ status: 'done', answer: 'It says alpha.', completed: true });
+    expect(await agent.run('Now stop.')).toEqual({ status: 'done', answer: '', completed: true });
+    expectEndedCleanly();
+  });
+
+  it('xml: an empty element after prose, or a bare one after an earlier reply, ends the run with the prose', async () => {
+    rig.server.reply((r) => r.text('Checked: a.txt says alpha.\n<tool-use><complete></complete></tool-use>'));
+    rig.server.reply((r) => r.text('Looking.\n<tool-use><read args="a.txt"/></tool-use>'));
+    rig.server.reply((r) => r.text('<tool-use><complete/></tool-use>'));
+    const agent = await makeAgent({ auto: true, format: 'xml' });
+
+    expect(await agent.run('Read a.txt.')).toEqual({ status: 'done', answer: 'Checked: a.txt says alpha.', completed: true });
+    expect(await agent.run('Again.')).toEqual({ status: 'done', answer: 'Looking.', completed: true });
+    expectEndedCleanly();
+  });
+
+  it('native: complete called with {} or no arguments ends the run with the text of the reply, else the last one', async () => {
+    rig.server.reply((r) => r.text('All checked: a.txt says alpha.').toolCall('complete', {}));
+    rig.server.reply((r) => r.text('Reading it once more.').toolCall('read', { path: 'a.txt' }));
+    rig.server.reply((r) => r.rawToolCall('complete', ''));
+    const agent = await makeAgent({ auto: true, format: 'tool' });
+
+    expect(await agent.run('Read a.txt.')).toEqual({ status: 'done', answer: 'All checked: a.txt says alpha.', completed: true });
+    expect(await agent.run('Again.')).toEqual({ status: 'done', answer: 'Reading it once more.', completed: true });
+    expectEndedCleanly();
+  });
+
+  it('a result of blanks counts as none', async () => {
+    rig.server.reply((r) => r.text('It says alpha.').toolCall('complete', { result: '  \n' }));
+    const agent = await makeAgent({ auto: true, format: 'tool' });
+
+    expect(await agent.run('Read a.txt.')).toEqual({ status: 'done', answer: 'It says alpha.', completed: true });
+  });
+});
+
+describe('the answer of a stopped run', () => {
+  it('is what the last reply said before its tool block, never the block itself', async () => {
+    rig.server.reply((r) => r.text('```read a.txt\n```\n'));
+    rig.server.reply((r) => r.text('Reading it again.\n```read a.txt\n```\n'));
+    const agent = await makeAgent();
+
+    expect(await agent.run('Read it.', { maxTurns: 1 })).toEqual({ status: 'max_turns', answer: '', turns: 1 });
+    expect(await agent.run('Read it.', { maxTurns: 1 })).toEqual({ status: 'max_turns', answer: 'Reading it again.', turns: 2 });
+  });
+
+  it('leaves native calls out', async () => {
+    rig.server.reply((r) => r.toolCall('read', { path: 'a.txt' }).usage({ input: 1000, output: 100 }));
+    rig.server.reply((r) => r.text('Reading once more.').toolCall('read', { path: 'a.txt' }).usage({ input: 1000, output: 100 }));
+    const agent = await makeAgent({ format: 'tool', maxTokens: 2000 });
+
+    expect(await agent.run('Read it.')).toMatchObject({ status: 'stopped', stop: 'max_tokens', answer: 'Reading once more.' });
+  });
+
+  it('is the words of a reply without a tool call when the nudges run out', async () => {
+    rig.server.reply((r) => r.text('Reading.\n```read a.txt\n```\n'));
+    rig.server.reply((r) => r.text('I am sure it says alpha.\n'));
+    const agent = await makeAgent({ auto: true, maxNudges: 0 });
+
+    expect(await agent.run('Read it.')).toEqual({
+      status: 'stopped',
+      stop: 'no_progress',
+      reason: '1 reply in a row without a tool call, after 0 reminders',
+      answer: 'I am sure it says alpha.',
+    });
   });
 });
 

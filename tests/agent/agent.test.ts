@@ -60,7 +60,8 @@ describe('Agent.run', () => {
     expect(readMessages(rig.store.dir)).toEqual(rig.store.log);
 
     const kinds = events.filter((e) => e.type !== 'text').map((e) => e.type);
-    expect(kinds).toEqual(['turn', 'reply_end', 'tool_start', 'tool_end', 'turn', 'reply_end']);
+    expect(kinds).toEqual(['prompt', 'turn', 'reply_end', 'tool_start', 'tool_end', 'turn', 'reply_end']);
+    expect(events[0]).toEqual({ type: 'prompt', message: rig.store.log.find((message) => message.role === 'user') });
   });
 
   it('sends every earlier message with each request', async () => {
@@ -107,7 +108,8 @@ describe('Agent.run', () => {
 
     const outcome = await agent.run('Loop.');
 
-    expect(outcome).toEqual({ status: 'max_turns', answer: 'Once more.\n```read a.txt\n```', turns: 2 });
+    // What the last reply said, not the block that was never run.
+    expect(outcome).toEqual({ status: 'max_turns', answer: 'Once more.', turns: 2 });
     expect(rig.server.requests).toHaveLength(2);
     expect(rig.server.pending).toBe(1);
     expect(rig.store.log.map((m) => m.role)).toEqual(['user', 'assistant', 'system', 'assistant', 'system']);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent } from '../../src/agent/agent';
-import { createStreamJsonWriter, jsonResult, usageTotals, type RunSummary, type SessionStart } from '../../src/cli/output-format';
+import { createStreamJsonWriter, jsonResult, resultBeforeRun, usageTotals, type RunSummary, type SessionStart } from '../../src/cli/output-format';
 import { createMessage, type Message } from '../../src/conversation/message';
 import type { ToolUse } from '../../src/parse/tool-use';
 import { readTool } from '../../src/tools/read';
@@ -170,6 +170,21 @@ describe('stream-json writer', () => {
     ]);
   });
 
+  it('marks where each prompt starts with a prompt line, in run order', () => {
+    const { writer, lines } = collect();
+    writer.start(start);
+    writer.event({ type: 'prompt', message: createMessage('user', 'summarise this:\n\npiped text') });
+    writer.event({ type: 'reply_end', message: createMessage('assistant', 'first answer') });
+    writer.event({ type: 'prompt', message: createMessage('user', 'and now this') });
+    writer.event({ type: 'reply_end', message: createMessage('assistant', 'second answer') });
+    expect(lines().slice(1)).toEqual([
+      { type: 'prompt', session_id: 's1', text: 'summarise this:\n\npiped text' },
+      { type: 'assistant', session_id: 's1', text: 'first answer' },
+      { type: 'prompt', session_id: 's1', text: 'and now this' },
+      { type: 'assistant', session_id: 's1', text: 'second answer' },
+    ]);
+  });
+
   it('marks only the retry that follows a restart, not a later request with the same attempt number', () => {
     const { writer, lines } = collect();
     writer.start(start);
@@ -278,6 +293,34 @@ describe('jsonResult', () => {
     expect(JSON.parse(jsonResult(summary))).not.toHaveProperty('error');
     expect(jsonResult({ ...summary, result: 'line one\nline two' }).split('\n')).toHaveLength(2);
   });
+
+  it('writes the cost rounded to a billionth of a dollar, without the noise of summed prices', () => {
+    const written = (cost: number | null) => jsonResult({ ...summary, cost_usd: cost });
+    // 0.0003 + 0.00129, as a sum of per-reply costs comes out.
+    expect(written(0.0003 + 0.00129)).toContain('"cost_usd":0.00159,');
+    expect(written(0.1 + 0.2)).toContain('"cost_usd":0.3,');
+    expect(written(3.5e-7)).toContain('"cost_usd":3.5e-7,');
+    expect(written(1234.5678901234)).toContain('"cost_usd":1234.567890123,');
+    expect(written(0)).toContain('"cost_usd":0,');
+    expect(written(null)).toContain('"cost_usd":null,');
+  });
+});
+
+describe('resultBeforeRun', () => {
+  it('is a result with no session, no turns and nothing spent, the stop reason and the error', () => {
+    expect(JSON.parse(jsonResult(resultBeforeRun('usage', 'a session named "x" exists already', 12)))).toEqual({
+      type: 'result',
+      result: '',
+      session_id: '',
+      stop_reason: 'usage',
+      is_error: true,
+      turns: 0,
+      usage: { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, estimated: false },
+      cost_usd: 0,
+      duration_ms: 12,
+      error: 'a session named "x" exists already',
+    });
+  });
 });
 
 describe('usageTotals', () => {
@@ -348,9 +391,10 @@ describe('stream-json of a real run', () => {
     });
 
     const written = lines() as Record<string, unknown>[];
-    expect(written.map((line) => line.type)).toEqual(['init', 'retry', 'retry', 'assistant', 'tool_use', 'tool_result', 'tool_use', 'tool_result', 'assistant', 'result']);
+    expect(written.map((line) => line.type)).toEqual(['init', 'prompt', 'retry', 'retry', 'assistant', 'tool_use', 'tool_result', 'tool_use', 'tool_result', 'assistant', 'result']);
     expect(written.every((line) => line.session_id === 'run-1')).toBe(true);
-    const [, retry, restart, firstReply, save, saved, bad, refused, answer, result] = written;
+    const [, prompt, retry, restart, firstReply, save, saved, bad, refused, answer, result] = written;
+    expect(prompt).toEqual({ type: 'prompt', session_id: 'run-1', text: 'Save a.txt.' });
     expect(retry).toEqual({ type: 'retry', session_id: 'run-1', attempt: 2, delay_ms: expect.any(Number) as number, reason: expect.stringContaining('503') as string });
     expect(restart).toEqual({ type: 'retry', session_id: 'run-1', attempt: 3, delay_ms: expect.any(Number) as number, reason: expect.any(String) as string, restart: true });
     const assistants = rig.store.log.filter((message) => message.role === 'assistant');

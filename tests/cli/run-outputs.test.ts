@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
+import type { ReplyBuilder } from '../support/fake-llm';
+import { FENCE_BIN, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
 const cli = useCliRun();
 
@@ -41,12 +42,27 @@ describe('--output-format', () => {
 
     expect(result.exitCode).toBe(0);
     const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
-    expect(events.map((event) => event.type)).toEqual(['init', 'assistant', 'tool_use', 'tool_result', 'assistant', 'result']);
-    expect(events[2]).toMatchObject({ tool: 'shell', input: { args: [], content: 'echo hi' } });
-    expect(events[3]).toMatchObject({ tool: 'shell', is_error: false });
-    expect(events[3].output).toContain('hi');
+    expect(events.map((event) => event.type)).toEqual(['init', 'prompt', 'assistant', 'tool_use', 'tool_result', 'assistant', 'result']);
+    expect(events[1]).toMatchObject({ text: 'say hi' });
+    expect(events[3]).toMatchObject({ tool: 'shell', input: { args: [], content: 'echo hi' } });
+    expect(events[4]).toMatchObject({ tool: 'shell', is_error: false });
+    expect(events[4].output).toContain('hi');
     expect(events.at(-1)).toMatchObject({ result: 'Done.', stop_reason: 'done' });
     expect(new Set(events.map((event) => event.session_id)).size).toBe(1);
+  });
+
+  it('stream-json marks where each of several prompts starts', async () => {
+    cli.server.reply((r) => r.text('```shell\necho one\n```\n'));
+    cli.server.reply((r) => r.text('First done.'));
+    cli.server.reply((r) => r.text('Second done.'));
+
+    const result = await run(['-n', '--output-format', 'stream-json', 'first task', '-', 'second task']);
+
+    expect(result.exitCode).toBe(0);
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events.map((event) => event.type)).toEqual(['init', 'prompt', 'assistant', 'tool_use', 'tool_result', 'assistant', 'prompt', 'assistant', 'result']);
+    expect(events.filter((event) => event.type === 'prompt').map((event) => event.text)).toEqual(['first task', 'second task']);
+    expect(events.at(-1)).toMatchObject({ result: 'Second done.', stop_reason: 'done' });
   });
 
   it('json can be read by a shell script with jq', async () => {
@@ -108,6 +124,35 @@ describe('stop reasons and exit codes', () => {
     expect(result.stderr).toContain('HTTP 401');
   });
 
+  it('--max-turns reports what the last reply said before its block, never the unrun block', async () => {
+    cli.server.reply((r) => r.text('```shell\necho 1\n```\n'));
+    cli.server.reply((r) => r.text('```shell\necho 2\n```\n'));
+    cli.server.reply((r) => r.text('Counting on.\n```shell\necho 3\n```\n'));
+    cli.server.reply((r) => r.text('```shell\necho 4\n```\n'));
+
+    const bare = await run(['-n', '--max-turns', '2', '--output-format', 'json', 'count']);
+    const withProse = await run(['-n', '--max-turns', '1', '--output-format', 'json', 'count']);
+
+    expect(bare.exitCode).toBe(3);
+    expect(JSON.parse(bare.stdout)).toMatchObject({ result: '', stop_reason: 'max_turns', turns: 2 });
+    expect(withProse.exitCode).toBe(3);
+    expect(JSON.parse(withProse.stdout)).toMatchObject({ result: 'Counting on.', stop_reason: 'max_turns', turns: 1 });
+  });
+
+  it('--auto stopped for no progress reports the last reply and counts the replies', async () => {
+    cli.server.reply((r) => r.text('```shell\necho 1\n```\n'));
+    for (let i = 1; i <= 4; i++) cli.server.reply((r) => r.text(`I believe it is done (${i}).`));
+
+    const result = await run(['--auto', '--output-format', 'json', 'count']);
+
+    expect(result.exitCode).toBe(8);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      result: 'I believe it is done (4).',
+      stop_reason: 'no_progress',
+      error: 'stopped: 4 replies in a row without a tool call, after 3 reminders',
+    });
+  });
+
   it('--max-turns ends with exit 3 and nothing on stdout in text mode', async () => {
     for (let i = 0; i < 3; i++) cli.server.reply((r) => r.text(`\`\`\`shell\necho ${i}\n\`\`\`\n`));
 
@@ -119,13 +164,111 @@ describe('stop reasons and exit codes', () => {
   });
 });
 
+describe('--auto ending with complete and no result', () => {
+  const cases: { name: string; format: string; replies: ((r: ReplyBuilder) => unknown)[]; result: string }[] = [
+    {
+      name: 'markdown: an empty block after prose',
+      format: 'markdown',
+      replies: [(r) => r.text('```shell\necho 1\n```\n'), (r) => r.text('Printed 1; nothing else to do.\n\n```complete\n```\n')],
+      result: 'Printed 1; nothing else to do.',
+    },
+    {
+      name: 'markdown: an empty block alone',
+      format: 'markdown',
+      replies: [(r) => r.text('Printing 1, which is all there is to do.\n```shell\necho 1\n```\n'), (r) => r.text('```complete\n```\n')],
+      result: 'Printing 1, which is all there is to do.',
+    },
+    {
+      name: 'xml: an empty element',
+      format: 'xml',
+      replies: [(r) => r.text('<tool-use><shell>echo 1</shell></tool-use>'), (r) => r.text('Printed 1.\n<tool-use><complete/></tool-use>')],
+      result: 'Printed 1.',
+    },
+    {
+      name: 'native: complete with {}',
+      format: 'tool',
+      replies: [(r) => r.toolCall('shell', { command: 'echo 1' }), (r) => r.text('Printed 1.').toolCall('complete', {})],
+      result: 'Printed 1.',
+    },
+    {
+      name: 'native: complete with {} alone',
+      format: 'tool',
+      replies: [(r) => r.text('Printing 1.').toolCall('shell', { command: 'echo 1' }), (r) => r.toolCall('complete', {})],
+      result: 'Printing 1.',
+    },
+  ];
+
+  it.each(cases)('$name ends the run: exit 0, stop_reason complete, the model\'s words as the result', async ({ format, replies, result: answer }) => {
+    for (const reply of replies) cli.server.reply(reply);
+
+    const result = await run(['--auto', '--tool-format', format, '--output-format', 'json', 'print 1']);
+
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ result: answer, stop_reason: 'complete', is_error: false, turns: 2 });
+    expect(cli.server.requests).toHaveLength(2);
+    const log = readOnlySessionLog(cli.dirs.home);
+    expect(log.at(-1)).toMatchObject({ role: 'system', content: 'The run is complete.', meta: { tool: 'complete' } });
+    expect(log.some((message) => message.meta?.isError || message.meta?.notice)).toBe(false);
+  });
+});
+
+describe('a run that cannot start, in the JSON formats', () => {
+  /** stdout as the one result object it must be. */
+  const onlyResult = (stdout: string) => {
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    return JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+  };
+  const cases = [
+    { name: 'a workspace that does not exist', args: ['-m', 'local/test', '-w', 'missing'], exit: 1, stop: 'error', error: 'does not exist' },
+    { name: 'a session name that is not valid', args: ['-m', 'local/test', '--name', 'bad name/'], exit: 2, stop: 'usage', error: 'invalid session name "bad name/"' },
+    { name: 'an unknown provider', args: ['-m', 'mistral/large'], exit: 2, stop: 'usage', error: 'unknown provider "mistral"' },
+    { name: 'no key and no server', args: [], exit: 1, stop: 'error', error: 'no API key', env: { OPENAI_BASE_URL: '' } },
+  ];
+
+  it.each(cases)('$name: one result object, exit $exit, stop_reason $stop', async ({ args, exit, stop, error, env }) => {
+    const result = await runFence(['-n', '--output-format', 'json', ...args, 'hello'], { cwd: cli.dirs.workspace, env: { ...cli.env(), ...env } });
+
+    expect(result.exitCode).toBe(exit);
+    const summary = onlyResult(result.stdout);
+    expect(summary).toMatchObject({ type: 'result', result: '', session_id: '', stop_reason: stop, is_error: true, turns: 0, cost_usd: 0 });
+    expect(summary.error).toContain(error);
+    expect(result.stderr.trim().split('\n')).toEqual([`fence: ${summary.error}`]);
+    expect(cli.server.requests).toHaveLength(0);
+    expect(existsSync(join(cli.dirs.home, 'sessions'))).toBe(false);
+  });
+
+  it('the name of an existing session: exit 2 before anything starts, the session left as it was', async () => {
+    cli.server.reply((r) => r.text('First.'));
+    const first = await run(['-n', '--name', 'nightly', 'hello']);
+    expect(first.exitCode).toBe(0);
+    const before = readOnlySessionLog(cli.dirs.home);
+
+    const result = await run(['-n', '--name', 'nightly', '--output-format', 'stream-json', 'hello again']);
+
+    expect(result.exitCode).toBe(2);
+    expect(onlyResult(result.stdout)).toMatchObject({ type: 'result', stop_reason: 'usage', is_error: true, error: 'a session named "nightly" exists already' });
+    expect(cli.server.requests).toHaveLength(1);
+    expect(readOnlySessionLog(cli.dirs.home)).toEqual(before);
+  });
+
+  it('prints nothing on stdout in text mode, and the same one line on stderr', async () => {
+    const result = await run(['-n', '--name', 'bad name/', 'hello']);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe(`fence: invalid session name "bad name/": use letters, digits, '.', '_' and '-'`);
+  });
+});
+
 describe('a long --auto run with a small context window', () => {
-  it('runs 300 steps to complete, summarizing and never sending more than the window allows', async () => {
+  it('runs 300 steps to an empty complete, summarizing and never sending more than the window allows, with the prose as the result', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ncontext_window = 8000\n');
     const summary = (body: { messages?: { content?: unknown }[] }) => JSON.stringify(body.messages?.[0] ?? '').includes('You compact the history');
     cli.server.route(summary, (r) => r.text('Steps so far: each printed a line of numbers; nothing failed.'));
     for (let i = 0; i < 300; i++) cli.server.reply((r) => r.text(`Step ${i}.\n\`\`\`shell\nseq ${i} $((${i} + 40)) | paste -sd' '\n\`\`\`\n`));
-    cli.server.reply((r) => r.text('```complete\nRan 300 steps.\n```\n'));
+    // The summary as prose, then complete with nothing in it.
+    cli.server.reply((r) => r.text('Ran 300 steps; each printed its line of numbers.\n```complete\n```\n'));
 
     const result = await runFence(['-m', 'local/test', '--auto', '--max-turns', '400', '--output-format', 'json', 'count for a while'], {
       cwd: cli.dirs.workspace,
@@ -134,7 +277,7 @@ describe('a long --auto run with a small context window', () => {
     });
 
     expect(result.exitCode).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ stop_reason: 'complete', result: 'Ran 300 steps.', turns: 301 });
+    expect(JSON.parse(result.stdout)).toMatchObject({ stop_reason: 'complete', is_error: false, result: 'Ran 300 steps; each printed its line of numbers.', turns: 301 });
     const { encode } = await import('gpt-tokenizer/encoding/o200k_base');
     const requests = cli.server.requests.filter((request) => !summary(request.body));
     expect(requests).toHaveLength(301);

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMessage, type Message } from '../../src/conversation/message';
 import type { SessionLockHolder } from '../../src/conversation/session-lock';
-import { listSessions, newSessionId, readMessages, readSession, SessionStore, type SessionInfo } from '../../src/conversation/session-store';
+import { listSessions, newSessionId, newSessionNameProblem, readMessages, readSession, SessionStore, type SessionInfo } from '../../src/conversation/session-store';
 import { makeTempWorkspace } from '../support/tool-context';
 
 let home: string;
@@ -196,6 +196,14 @@ describe('SessionStore', () => {
 
   it('fails to open a session that does not exist', () => {
     expect(() => SessionStore.open(home, 'nothing')).toThrow(/no session "nothing"/);
+  });
+  it('says before creating anything why a name cannot be a new session: not valid, or taken', () => {
+    expect(newSessionNameProblem(home, 'bad name/')).toBe(`invalid session name "bad name/": use letters, digits, '.', '_' and '-'`);
+    expect(newSessionNameProblem(home, 'nightly')).toBeUndefined();
+    expect(existsSync(join(home, 'sessions'))).toBe(false);
+    create('nightly').close();
+    expect(newSessionNameProblem(home, 'nightly')).toBe('a session named "nightly" exists already');
+    expect(newSessionNameProblem(home, 'nightly-2')).toBeUndefined();
   });
 });
 

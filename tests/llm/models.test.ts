@@ -37,10 +37,11 @@ describe('resolveModel', () => {
     expect('error' in result && result.error).toContain('-m local/<model>');
   });
 
-  it('names the accepted prefixes for an id without one, or with an unknown one', () => {
+  it('names the accepted prefixes for an id without one, or with an unknown one, and marks the id as bad', () => {
     for (const id of ['gpt-5', 'mistral/large', 'openai/']) {
       const result = resolveModel(id, { OPENAI_API_KEY: 'o' });
       expect('error' in result && result.error).toContain('openai/<model>, anthropic/<model>, openrouter/<vendor>/<model> or local/<model>');
+      expect(result).toMatchObject({ badId: true });
     }
   });
 
