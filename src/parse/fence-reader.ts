@@ -27,7 +27,8 @@ function stripFinalLineBreak(body: string): string {
 /**
  * The line-level state machine behind both the markdown parser and the stream scanner: it is
  * fed text in pieces of any size, splits it into lines, and processes every complete line
- * once, so the total work is linear in the text's length whatever the chunking.
+ * once (a line that shows a block has ended is then read once more, at top level), so the
+ * total work is linear in the text's length whatever the chunking.
  *
  * Rules it applies:
  * - A fence line opens a block at top level. The first whitespace-separated word of its info
