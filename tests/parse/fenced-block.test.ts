@@ -203,6 +203,12 @@ describe('bare fences inside a block, in replies as models write them', () => {
     expectSameInAnyChunking(text);
   });
 
+  it('keeps a patch of a README whose hunks hold bare fences whole', () => {
+    const content = body('<<<<<<< ORIGINAL', 'Install:', '```', 'npm i', '```', '=======', 'Install:', '```', 'npm install', '```', '>>>>>>> UPDATED');
+    const { text, use } = reply('Fixing the command.\n', 'patch README.md', content, 'Patched.\n');
+    expect(parseMarkdownToolUses(text, (tag) => tag === 'patch')).toEqual([use]);
+  });
+
   it('keeps CRLF line breaks as written in a README with bare inner blocks', () => {
     const text = '```save README.md\r\n# Tool\r\n```\r\nnpm install\r\n```\r\nDone!\r\n```\r\n\r\nok\r\n';
     expect(parse(text)).toEqual([
