@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
-import { MarkdownStreamScanner } from '../src/parse/stream-scanner';
 import { BashSession } from '../src/runtime/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { mcpStartFigures } from './mcp';
+import { scanNestedSave, scanOneMegabyte } from './parse';
 import { offeredProgramsMs, programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
@@ -42,35 +42,6 @@ async function shellRoundTrip(): Promise<number> {
   } finally {
     await bash.close();
   }
-}
-
-function makeReply(bytes: number): string {
-  const parts: string[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const part =
-      i % 3 === 2
-        ? `Some code:\n\`\`\`ts\nconst value${i} = compute(${i});\nconsole.log(value${i});\n\`\`\`\n`
-        : `Line ${i} of prose with **markdown**, \`inline code\` and more words to fill the reply.\n`;
-    parts.push(part);
-    size += part.length;
-  }
-  parts.push('```shell\necho done\n```\n');
-  return parts.join('');
-}
-
-function scanOneMegabyte(): number {
-  const reply = makeReply(1_000_000);
-  const times: number[] = [];
-  for (let run = 0; run < 15; run++) {
-    const t0 = performance.now();
-    const scanner = new MarkdownStreamScanner((tag) => tag === 'shell');
-    let found = false;
-    for (let i = 0; i < reply.length && !found; i += 16) found = scanner.push(reply.slice(i, i + 16)) !== undefined;
-    times.push(performance.now() - t0);
-    if (!found) throw new Error('the scanner missed the tool block');
-  }
-  return median(times);
 }
 
 async function versionWallTime(): Promise<number> {
@@ -121,7 +92,7 @@ async function toolCallOverhead(): Promise<number> {
   for (let i = 0; i < 10; i++) {
     const { requests } = await oneShot((s) => {
       // A real model takes a few hundred ms to write a block; the shell starts meanwhile.
-      s.reply((r) => r.delay(300).text('```shell\necho hi\n```\n').hang());
+      s.reply((r) => r.delay(300).text('```shell\necho hi\n```\n\n').hang());
       s.reply((r) => r.text('Done.'));
     }, 2);
     const blockSent = requests[0]!.lastFrameAt;
@@ -137,6 +108,7 @@ mkdirSync(join(root, 'home'), { recursive: true });
 const rows: [string, string, string][] = [];
 rows.push(['shell `true` round trip', fmt(await shellRoundTrip(), 'ms'), '≤ 2 ms']);
 rows.push(['scan a 1 MB reply in 16-byte chunks', fmt(scanOneMegabyte(), 'ms'), '≤ 50 ms']);
+rows.push(['scan a 100,000-line save with nested blocks in 64-byte chunks', fmt(scanNestedSave(100_000), 'ms'), '≤ 100 ms']);
 rows.push(['`fence --version` wall time', fmt(await versionWallTime(), 'ms'), '≤ 100 ms']);
 const first = await firstRequest();
 rows.push(['start-up to first request (local server)', fmt(first.ms, 'ms'), '≤ 250 ms']);

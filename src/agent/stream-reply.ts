@@ -8,7 +8,11 @@ import type { ToolStreamScanner, ToolUse } from '../parse/tool-use';
 
 /** What one streamed reply came to. */
 export interface Reply {
-  /** The reply's text, up to and including the first complete tool block when there is one. */
+  /**
+   * The reply's text, up to and including the first complete tool block when there is one
+   * (anything after its closing fence line is left out, even what arrived before fence knew
+   * the block was complete).
+   */
   text: string;
   /** The first complete tool block (markdown and XML formats). */
   toolUse?: ToolUse;
@@ -48,9 +52,12 @@ export interface ReplyOptions {
  * Streams one reply. With a scanner, the text is scanned for tool blocks as it arrives, and at
  * the first complete block fence stops reading, which aborts the HTTP request: text after the
  * block is neither paid for nor kept, and the tool can start without waiting for the provider
- * to wind down. The usage of such a reply is what the provider had reported, completed by a
- * local estimate. Without one, the whole reply is read and its native tool calls assembled
- * from their deltas. Never throws (providers end every failure with a `done` event).
+ * to wind down. A markdown block is complete when the line after its closing fence has arrived
+ * (see `FencedBlock`), or when the reply ends: then `scanner.finish()` settles it — but only
+ * when the model ended the reply, not when its length limit cut it. The usage of a stopped
+ * reply is what the provider had reported, completed by a local estimate. Without a scanner,
+ * the whole reply is read and its native tool calls assembled from their deltas. Never throws
+ * (providers end every failure with a `done` event).
  */
 export async function streamReply(provider: Provider, request: Omit<StreamRequest, 'signal'>, options: ReplyOptions = {}): Promise<Reply> {
   const controller = new AbortController();
@@ -105,7 +112,11 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   } finally {
     options.signal?.removeEventListener('abort', onOuterAbort);
   }
-  if (!toolUse && stopReason !== 'error' && !options.signal?.aborted) toolUse = scanner.finish();
+  // Only a reply the model ended itself settles a block still in doubt at its end (a closing
+  // fence with no line after it, or prose written against it); a reply cut by its length
+  // limit may have been inside a nested block of the file it was writing.
+  const endedByModel = stopReason === 'end' || stopReason === 'tool_use';
+  if (!toolUse && endedByModel && !options.signal?.aborted) toolUse = scanner.finish();
   if (toolUse) {
     const text = scanner.text.slice(0, toolUse.end).trimEnd();
     const finalUsage = stoppedAtBlock ? completeUsage(usage, request.messages, text.length) : usage;

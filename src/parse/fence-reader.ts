@@ -1,18 +1,6 @@
+import { readFenceLine, type FenceLine } from './fence-line';
+import { FencedBlock } from './fenced-block';
 import type { IsTool, ToolUse } from './tool-use';
-
-/** One open fence: the character it is made of and how many of them opened it. */
-export interface FenceLevel {
-  char: '`' | '~';
-  length: number;
-}
-
-/** A fence line as read from one line of text: its run of fence characters, its indentation and its info string. */
-export interface FenceLine extends FenceLevel {
-  /** Spaces before the run (0 to 3). */
-  indent: number;
-  /** The info string with surrounding whitespace removed; empty for a bare fence. */
-  info: string;
-}
 
 /** The outermost open block when its tag names a tool: what the tool use will be made of. */
 interface OpenToolBlock {
@@ -23,23 +11,10 @@ interface OpenToolBlock {
   body: string[];
 }
 
-/**
- * Reads a markdown fence line: up to three spaces of indentation, then a run of at least three
- * backticks or tildes, then an optional info string. Following CommonMark, a backtick fence's
- * info string may not contain a backtick (such a line is inline code, not a fence).
- */
-export function readFenceLine(line: string): FenceLine | undefined {
-  let at = 0;
-  while (at < 3 && line.charCodeAt(at) === 0x20) at++;
-  const char = line[at];
-  if (char !== '`' && char !== '~') return undefined;
-  let runEnd = at;
-  while (line[runEnd] === char) runEnd++;
-  const length = runEnd - at;
-  if (length < 3) return undefined;
-  const info = line.slice(runEnd).trim();
-  if (char === '`' && info.includes('`')) return undefined;
-  return { char, length, indent: at, info };
+/** A line the open block holds until a later line tells whether it is part of the block. */
+interface HeldLine {
+  text: string;
+  start: number;
 }
 
 /** Removes the one line break (`\n` or `\r\n`) that ends `body`, if any. */
@@ -52,23 +27,21 @@ function stripFinalLineBreak(body: string): string {
 /**
  * The line-level state machine behind both the markdown parser and the stream scanner: it is
  * fed text in pieces of any size, splits it into lines, and processes every complete line
- * exactly once, so the total work is linear in the text's length whatever the chunking.
+ * once (a line that shows a block has ended is then read once more, at top level), so the
+ * total work is linear in the text's length whatever the chunking.
  *
  * Rules it applies:
  * - A fence line opens a block at top level. The first whitespace-separated word of its info
  *   string is the tag; when `isTool(tag)` holds, the block is a tool use whose args are the
  *   remaining words. A block without a tag, or whose tag is not a tool, is plain text — but
  *   its body is still skipped as a block, so fence lines inside it never start tool uses.
- * - A fence is closed by a bare fence line (no info string) of the same character and at
- *   least the opening length.
- * - Nesting heuristic: models nest code blocks without lengthening the outer fence. Inside a
- *   block, a fence line WITH an info string opens a nested level when a bare fence of the same
- *   run would close the innermost open level (same character, at least its length), and a bare
- *   fence line closes the innermost open level. The outer block closes only when its own level
- *   closes, so a ```` ```bash ```` block written inside a ```` ```save README.md ```` block stays
- *   in the saved content. Fence lines that could not close the innermost level (a shorter run
- *   or the other character) are plain body lines, exactly as in CommonMark. The price of the
- *   heuristic: a nested tagged fence that is never closed keeps its outer block open.
+ * - Where a block ends is {@link FencedBlock}'s rule: nested fences are understood without a
+ *   longer outer fence, and a bare fence that could close the block closes it when a blank
+ *   line, another fence line or the end of the text follows it. Followed by other text, it
+ *   opens a nested level — unless another fence line turns up inside that level or the text
+ *   ends there, which shows it was the closing fence after all, with prose written against it.
+ *   So the end of a block is known one line after its closing fence (or at the end of the
+ *   text), and at most all lines since that fence wait for it.
  * - Line breaks are `\n` and `\r\n`; a lone `\r` is an ordinary character. Content keeps its
  *   line breaks as written (CRLF stays CRLF); only the one line break before the closing fence
  *   is removed. `end` counts the closing fence line's line break, whichever it is.
@@ -78,9 +51,11 @@ function stripFinalLineBreak(body: string): string {
  */
 export class FenceReader {
   readonly #isTool: IsTool;
-  /** Open fences, outermost first; empty while reading top-level text. */
-  readonly #levels: FenceLevel[] = [];
+  /** The open top-level block; undefined while reading top-level text. */
+  #block: FencedBlock | undefined;
   #toolBlock: OpenToolBlock | undefined;
+  /** Lines the open block holds, its possible closing fence first. */
+  #held: HeldLine[] = [];
   /** The start of the line not yet ended by a line break. */
   #pending = '';
   /** Offset, in everything fed so far, of the first character of `#pending`. */
@@ -92,8 +67,9 @@ export class FenceReader {
   }
 
   /**
-   * Feeds the next piece of text and returns the tool uses whose closing fence line ended
-   * inside it (its line break arrived), in text order; usually none. Ignored after `finish()`.
+   * Feeds the next piece of text and returns the tool uses whose end it settled, in text order;
+   * usually none. A block's end is settled by the line after its closing fence (its line break
+   * arrived), or later (see the class rules). Ignored after `finish()`.
    */
   push(chunk: string): ToolUse[] {
     const found: ToolUse[] = [];
@@ -116,60 +92,79 @@ export class FenceReader {
   }
 
   /**
-   * Ends the input: the last line, if it has no line break, is read now, so a closing fence at
-   * the very end of the text still completes its block. Returns what that line completed.
-   * Later calls to `push` or `finish` do nothing.
+   * Ends the input: the last line, if it has no line break, is read now, and a block whose
+   * closing fence was still waiting for the line after it ends there (a closing fence at the
+   * very end of the text, or one followed only by prose). Returns what that completed. Later
+   * calls to `push` or `finish` do nothing.
    */
   finish(): ToolUse[] {
     if (this.#finished) return [];
     this.#finished = true;
+    const uses: ToolUse[] = [];
     const line = this.#pending;
     this.#pending = '';
-    if (line === '') return [];
-    const use = this.#readLine(line, this.#pendingStart);
-    return use ? [use] : [];
+    const last = line === '' ? undefined : this.#readLine(line, this.#pendingStart);
+    if (last) uses.push(last);
+    if (this.#block?.end()) {
+      const use = this.#close();
+      if (use) uses.push(use);
+    }
+    return uses;
   }
 
   /** Processes one line (with its line break, if it has one) that starts at `start`. */
   #readLine(line: string, start: number): ToolUse | undefined {
-    const fence = readFenceLine(line);
-    const innermost = this.#levels[this.#levels.length - 1];
-    if (!innermost) {
+    const block = this.#block;
+    if (!block) {
+      const fence = readFenceLine(line);
       if (fence) this.#open(fence, start);
       return undefined;
     }
-    const matches = fence !== undefined && fence.char === innermost.char && fence.length >= innermost.length;
-    if (matches && fence.info === '') {
-      this.#levels.pop();
-      if (this.#levels.length === 0) return this.#close(start + line.length);
-    } else if (matches) {
-      this.#levels.push({ char: fence.char, length: fence.length });
+    switch (block.read(line)) {
+      case 'inside': {
+        const body = this.#toolBlock?.body;
+        if (body) for (const held of this.#held) body.push(held.text);
+        body?.push(line);
+        this.#held = [];
+        return undefined;
+      }
+      case 'held':
+        this.#held.push({ text: line, start });
+        return undefined;
+      case 'ended': {
+        const use = this.#close();
+        // The held lines after the closing fence are never fence lines, so at top level they
+        // are prose and open nothing; only this line can open the next block.
+        this.#readLine(line, start);
+        return use;
+      }
     }
-    this.#toolBlock?.body.push(line);
-    return undefined;
   }
 
   /** Opens a top-level block; it becomes a tool block when its tag names a tool. */
   #open(fence: FenceLine, start: number): void {
-    this.#levels.push({ char: fence.char, length: fence.length });
+    this.#block = new FencedBlock(fence);
     const [tag, ...args] = fence.info === '' ? [] : fence.info.split(/\s+/);
     if (tag !== undefined && this.#isTool(tag)) {
       this.#toolBlock = { tool: tag, args, start, body: [] };
     }
   }
 
-  /** The top-level block closed at `end`: returns its tool use, if it was a tool block. */
-  #close(end: number): ToolUse | undefined {
+  /** The top-level block ended at its first held line: returns its tool use, if it was a tool block. */
+  #close(): ToolUse | undefined {
     const block = this.#toolBlock;
+    const closing = this.#held[0];
+    this.#block = undefined;
     this.#toolBlock = undefined;
-    if (!block) return undefined;
+    this.#held = [];
+    if (!block || !closing) return undefined;
     return {
       tool: block.tool,
       args: block.args,
       content: stripFinalLineBreak(block.body.join('')),
       format: 'markdown',
       start: block.start,
-      end,
+      end: closing.start + closing.text.length,
     };
   }
 }

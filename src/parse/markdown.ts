@@ -12,8 +12,10 @@ import type { IsTool, ToolUse } from './tool-use';
  *
  * Blocks without a tag or with a tag that is not a tool yield nothing, and their bodies are
  * skipped whole. Unterminated blocks yield nothing. Fences nested in a block without a longer
- * outer fence are understood: a tagged fence line opens a nested level and a bare fence line
- * closes the innermost open level (see {@link FenceReader} for the exact rules).
+ * outer fence are understood, bare ones too: a bare fence that could close the block closes it
+ * when a blank line, another fence line or the end of the text follows (see `FencedBlock` for
+ * the exact rule). The end of the text is taken as the end of the reply: a block whose closing
+ * fence is the last line, or is followed only by prose, ends there.
  *
  * This is the stream scanner's state machine fed the whole text, so it always agrees with
  * `MarkdownStreamScanner` on the first tool use. Never throws (unless `isTool` does).

@@ -12,9 +12,12 @@ import type { IsTool } from './tool-use';
  * Each complete line is processed once, so scanning costs time linear in the reply's length;
  * once the first tool use is found, later text is only stored, not scanned.
  *
- * `push` returns the first tool use as soon as its closing fence line has ended (its line
- * break arrived); `finish` returns it when it completes only at the end of the input (a
- * closing fence line without a line break). Unterminated blocks are never returned.
+ * `push` returns the first tool use as soon as the line after its closing fence shows that the
+ * fence closes it (a blank line or a fence line whose line break arrived; see `FencedBlock`);
+ * `finish` returns it when it completes only at the end of the reply (a closing fence with no
+ * line after it, or followed only by prose). Call `finish` only when the model ended the reply
+ * itself: a reply cut short may have stopped inside a nested block. Unterminated blocks are
+ * never returned.
  */
 export class MarkdownStreamScanner extends ReaderScanner {
   constructor(isTool: IsTool) {

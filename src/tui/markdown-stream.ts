@@ -3,7 +3,8 @@ import { highlighterFor, isKnownLanguage, type Highlighter } from './code-highli
 import { inline, inlineToken, renderTable, sanitize, shown, shownDecoded } from './markdown-inline';
 import { XmlToolUseLines, type XmlLinePart } from './xml-tool-lines';
 import type { Style } from './terminal-style';
-import { readFenceLine, type FenceLevel, type FenceLine } from '../parse/fence-reader';
+import { readFenceLine, type FenceLine } from '../parse/fence-line';
+import { FencedBlock } from '../parse/fenced-block';
 
 /** How a `MarkdownStream` renders. */
 export interface MarkdownStreamOptions {
@@ -25,8 +26,10 @@ export interface MarkdownStreamOptions {
 
 /** The code block being shown. */
 interface OpenBlock {
-  /** Open fences, the block's own first, nested levels after it. */
-  levels: FenceLevel[];
+  /** Its fences, and where it ends: the tool parser's rule. */
+  fences: FencedBlock;
+  /** Lines the block holds until a later line tells whether they are code of the block (see `FencedBlock`). */
+  held: string[];
   /** The opening fence's indentation, removed from the code lines (as CommonMark does). */
   indent: number;
   highlighter: Highlighter;
@@ -142,15 +145,18 @@ function blockLanguage(info: string): string {
  *   info string (`┌ python`), each code line is shown as it completes, indented two columns,
  *   tabs expanded, highlighted by language (`diff` blocks: `+` green, `-` red, `@@` cyan), and
  *   the closing fence becomes a dim `└`. Code is never cut; long lines wrap in the terminal.
- *   Nested fences follow the tool parser's heuristic (see `FenceReader`): inside a block, a
- *   fence line with an info string that a bare fence of the same run would close opens a
- *   nested level, a bare one closes the innermost level; nested lines are code of the block.
+ *   Where a block ends follows the tool parser's rule (see `FencedBlock`), so nested blocks,
+ *   bare ones too, are code of the outer block: a bare fence that could close the block waits
+ *   for the line after it, and when text follows, so do the lines after it until the nested
+ *   block it opened closes (they are code) or turns out not to be one (the fence closed the
+ *   block, and they are text after it).
  *
  * Output lines never end in blanks, and control characters of the text are shown as symbols
  * (`␛`), so a reply cannot move the cursor. With `style.color` off the output holds no escape
  * sequence at all. Work is linear in the reply's length whatever the chunking: only the current
- * partial line (and an unfinished table) is buffered, and every line is rendered once. Never
- * throws: a line that somehow fails to render is shown as its plain text.
+ * partial line (and an unfinished table, and the lines a code block holds) is buffered, and
+ * every line is rendered once. Never throws: a line that somehow fails to render is shown as its
+ * plain text.
  */
 /** Characters of the unfinished line that `tail` keeps. */
 const TAIL_CHARS = 200;
@@ -233,8 +239,12 @@ export class MarkdownStream {
       this.#pending = [];
       const line = rest.endsWith('\r') ? rest.slice(0, -1) : rest;
       if (line !== '') this.#line(line, out);
+      const block = this.#block;
+      if (block) {
+        if (block.fences.end()) this.#endBlock(block, out);
+        else out.push(this.#endMark());
+      }
       this.#flushTable(out);
-      if (this.#block) out.push(this.#endMark());
       for (const part of this.#xml?.finish() ?? []) this.#xmlPart(part, out);
     } catch {
       // Nothing to add: the stream is reset below whatever happened.
@@ -275,7 +285,8 @@ export class MarkdownStream {
   #openBlock(fence: FenceLine, out: string[]): void {
     const info = sanitize(fence.info);
     this.#block = {
-      levels: [{ char: fence.char, length: fence.length }],
+      fences: new FencedBlock(fence),
+      held: [],
       indent: fence.indent,
       highlighter: highlighterFor(blockLanguage(info), this.#style),
     };
@@ -312,22 +323,33 @@ export class MarkdownStream {
     }
   }
 
-  /** A line inside a code block: a fence that closes or nests a level, or code. */
+  /** A line inside a code block: code, held until a later line tells, or the line after the block's end. */
   #codeLine(line: string, block: OpenBlock, out: string[]): void {
-    const fence = readFenceLine(line);
-    const innermost = block.levels[block.levels.length - 1];
-    if (fence && innermost && fence.char === innermost.char && fence.length >= innermost.length) {
-      if (fence.info === '') {
-        block.levels.pop();
-        if (block.levels.length === 0) {
-          this.#block = undefined;
-          out.push(this.#endMark());
-          return;
-        }
-      } else {
-        block.levels.push({ char: fence.char, length: fence.length });
-      }
+    switch (block.fences.read(line)) {
+      case 'held':
+        block.held.push(line);
+        return;
+      case 'inside':
+        for (const held of block.held) this.#code(held, block, out);
+        block.held = [];
+        this.#code(line, block, out);
+        return;
+      case 'ended':
+        this.#endBlock(block, out);
+        this.#line(line, out);
+        return;
     }
+  }
+
+  /** Ends the block at its first held line (its closing fence): the other held lines are text after it. */
+  #endBlock(block: OpenBlock, out: string[]): void {
+    this.#block = undefined;
+    out.push(this.#endMark());
+    for (const held of block.held.slice(1)) this.#line(held, out);
+  }
+
+  /** One code line of the block. */
+  #code(line: string, block: OpenBlock, out: string[]): void {
     let drop = 0;
     while (drop < block.indent && line.charCodeAt(drop) === 0x20) drop++;
     const code = sanitize(expandTabs(drop === 0 ? line : line.slice(drop))).trimEnd();

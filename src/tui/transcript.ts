@@ -1,6 +1,6 @@
 import { Lexer, type Tokens } from 'marked';
 import type { Message } from '../conversation/message';
-import { readFenceLine } from '../parse/fence-reader';
+import { readFenceLine } from '../parse/fence-line';
 import type { SessionInfo } from '../conversation/session-store';
 import { MarkdownStream } from './markdown-stream';
 import { truncateToWidth, type Style } from './terminal-style';

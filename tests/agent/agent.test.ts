@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Agent, type AgentEvent, type AgentOptions } from '../../src/agent/agent';
@@ -37,7 +37,8 @@ const wireText = (message: WireMessage | undefined): string => (typeof message?.
 describe('Agent.run', () => {
   it('appends user, assistant and tool-result messages in order and stops at a reply without a block', async () => {
     await writeFile(join(rig.workspace, 'a.txt'), 'hello from a\n');
-    rig.server.reply((r) => r.text("I'll read it.\n```read a.txt\n```\nand then I would guess.").hang());
+    // The blank line after the closing fence completes the block; the stream is left there.
+    rig.server.reply((r) => r.text("I'll read it.\n```read a.txt\n```\n\nand then I would guess.").hang());
     rig.server.reply((r) => r.text('It says hello.'));
     const { agent, events } = await makeAgent();
 
@@ -82,6 +83,48 @@ describe('Agent.run', () => {
     expect(wireText(last[3])).toBe('```save b.txt\nbeta\n```');
     expect(wireText(last[4])).toContain('b.txt');
     expect(rig.store.log).toHaveLength(6);
+  });
+
+  it('saves a README with bare inner blocks whole, and keeps the reply up to the block', async () => {
+    const readme = '# Tool\n\nInstall:\n```\nnpm install\n```\n\nRun it:\n```bash\ntool --help\n```\nDone!';
+    const written = `I'll write the README.\n\`\`\`save README.md\n${readme}\n\`\`\`\n`;
+    rig.server.reply((r) => r.text(written.slice(0, 50)).text(written.slice(50)).text('\nSaved; now the tests.\n').hang());
+    rig.server.reply((r) => r.text('Written.'));
+    const { agent } = await makeAgent();
+
+    expect(await agent.run('Write a README.')).toEqual({ status: 'done', answer: 'Written.' });
+
+    expect(await readFile(join(rig.workspace, 'README.md'), 'utf8')).toBe(`${readme}\n`);
+    const [, call, result] = rig.store.log;
+    expect(call?.content).toBe(written.trimEnd());
+    expect(call?.meta).toMatchObject({ stopReason: 'tool_use' });
+    expect(result?.meta).toMatchObject({ toolResult: true, tool: 'save' });
+    expect(result?.meta?.isError).toBeUndefined();
+  });
+
+  it('saves the file when the reply ends right after its closing fence, or with prose written against it', async () => {
+    rig.server.reply((r) => r.text('```save a.md\nA\n```\nb\n```\nC\n```'));
+    rig.server.reply((r) => r.text('```save b.md\nB\n```\nSaved it.'));
+    rig.server.reply((r) => r.text('Both written.'));
+    const { agent } = await makeAgent();
+
+    expect(await agent.run('Write a.md and b.md.')).toEqual({ status: 'done', answer: 'Both written.' });
+
+    expect(await readFile(join(rig.workspace, 'a.md'), 'utf8')).toBe('A\n```\nb\n```\nC\n');
+    expect(await readFile(join(rig.workspace, 'b.md'), 'utf8')).toBe('B\n');
+    expect(rig.store.log[3]?.content).toBe('```save b.md\nB\n```');
+  });
+
+  it('writes nothing when the length limit cuts a reply inside a bare inner block', async () => {
+    rig.server.reply((r) => r.text('```save README.md\n# Tool\n\nInstall:\n```\nnpm install\n').stop('max_tokens'));
+    const { agent } = await makeAgent();
+
+    const outcome = await agent.run('Write a README.');
+
+    expect(outcome).toMatchObject({ status: 'done' });
+    await expect(readFile(join(rig.workspace, 'README.md'), 'utf8')).rejects.toThrow(/ENOENT/);
+    expect(rig.store.log.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(rig.store.log[1]?.meta).toMatchObject({ stopReason: 'max_tokens' });
   });
 
   it('gives a failing tool an error result and goes on', async () => {

@@ -15,7 +15,7 @@ afterEach(async () => {
   await server.close();
 });
 
-const isTool: IsTool = (tag) => tag === 'shell' || tag === 'read';
+const isTool: IsTool = (tag) => tag === 'shell' || tag === 'read' || tag === 'save';
 const messages: Message[] = [createMessage('system', 'You are fence.'), createMessage('user', 'List the files.')];
 
 /** Streams one reply from the fake server, recording the events passed to onEvent. */
@@ -37,7 +37,8 @@ async function reply(api: FakeApi = 'openai', signal?: AbortSignal, onEvent?: (e
 describe.each(['openai', 'anthropic'] as const)('streamReply over the %s adapter', (api) => {
   it('stops at the first complete tool block and closes the request', async () => {
     const block = 'Let me look.\n```shell\nls -la\n```\n';
-    server.reply((r) => r.text(block.slice(0, 20)).text(`${block.slice(20)}said in the same chunk`).text('more').hang());
+    // The blank line after the closing fence is what shows that the block is complete.
+    server.reply((r) => r.text(block.slice(0, 20)).text(`${block.slice(20)}\nsaid in the same chunk`).text('more').hang());
 
     const { result, streamed } = await reply(api);
 
@@ -66,14 +67,14 @@ describe.each(['openai', 'anthropic'] as const)('streamReply over the %s adapter
 
 describe('streamReply', () => {
   it('estimates the input of a stopped reply from the request when the provider sent no usage yet', async () => {
-    server.reply((r) => r.text('```read a.txt\n```\n').hang());
+    server.reply((r) => r.text('```read a.txt\n```\n\n').hang());
     const { result } = await reply('openai');
     expect(result.usage).toEqual({ inputTokens: estimateMessageTokens(messages), outputTokens: 5, estimated: true });
   });
 
   it('keeps the usage the provider had reported when it stops at a block', async () => {
     // Anthropic reports the input tokens at the start of the stream.
-    server.reply((r) => r.usage({ input: 42 }).text('```read a.txt\n```\n').hang());
+    server.reply((r) => r.usage({ input: 42 }).text('```read a.txt\n```\n\n').hang());
     const { result } = await reply('anthropic');
     expect(result.usage).toMatchObject({ inputTokens: 42, estimated: true });
   });
@@ -151,5 +152,63 @@ describe('streamReply', () => {
     expect(result.toolUse).toMatchObject({ tool: 'read', args: ['src/a.ts'] });
     expect(result.text).toBe('```ts\nlet y;\n```\n```read src/a.ts\n```');
     await server.responseClosed(0);
+  });
+
+  it('waits for the line after a closing fence before it stops the stream', async () => {
+    const written = 'Saving.\n```save README.md\n# Tool\n\nInstall:\n```\nnpm install\n```\n\nDone!\n```\n';
+    server.reply((r) => r.text(written.slice(0, 40)).text(written.slice(40)).text('\nSaved').hang());
+
+    const { result, streamed } = await reply();
+
+    await server.responseClosed(0);
+    expect(result.stopReason).toBe('tool_use');
+    expect(result.toolUse).toMatchObject({ tool: 'save', content: '# Tool\n\nInstall:\n```\nnpm install\n```\n\nDone!' });
+    expect(result.text).toBe(written.trimEnd());
+    expect(streamed).toBe(written);
+  });
+
+  it('runs a block whose closing fence is the last line when the reply ends, not before', async () => {
+    server.reply((r) => r.text('```shell\necho hi\n```\n').usage({ input: 7, output: 4 }));
+
+    const { result } = await reply();
+
+    expect(result).toMatchObject({ stopReason: 'tool_use', text: '```shell\necho hi\n```', toolUse: { tool: 'shell', content: 'echo hi' } });
+    expect(result.usage).toEqual({ inputTokens: 7, outputTokens: 4 });
+  });
+
+  it('ends a block at its closing fence when the reply ends in prose written against it, and keeps only the block', async () => {
+    server.reply((r) => r.text('Listing.\n```shell\nls\n```\nThat lists the files.\nAnd more.'));
+
+    const { result, streamed } = await reply();
+
+    expect(result).toMatchObject({ stopReason: 'tool_use', text: 'Listing.\n```shell\nls\n```', toolUse: { tool: 'shell', content: 'ls' } });
+    // The prose arrived before the block was known to be complete, so it was shown.
+    expect(streamed).toBe('Listing.\n```shell\nls\n```\nThat lists the files.\nAnd more.');
+  });
+
+  it('stops at the next fence line after prose written against a closing fence', async () => {
+    server.reply((r) => r.text('```shell\nls\n```\nThen I will read it:\n```read a.txt\n```\n').hang());
+
+    const { result } = await reply();
+
+    await server.responseClosed(0);
+    expect(result).toMatchObject({ stopReason: 'tool_use', text: '```shell\nls\n```', toolUse: { tool: 'shell', content: 'ls' } });
+  });
+
+  it('runs nothing from a reply its length limit cut while the block was in doubt', async () => {
+    for (const text of ['```save README.md\nInstall:\n```\nnpm install\n', '```shell\nls\n```\n']) {
+      server.reply((r) => r.text(text).stop('max_tokens'));
+      const { result } = await reply();
+      expect(result).toMatchObject({ stopReason: 'max_tokens', text });
+      expect(result.toolUse).toBeUndefined();
+    }
+  });
+
+  it('runs a block completed before the length limit cut the reply', async () => {
+    server.reply((r) => r.text('```shell\nls\n```\n\nThe list will').stop('max_tokens'));
+
+    const { result } = await reply();
+
+    expect(result).toMatchObject({ stopReason: 'tool_use', text: '```shell\nls\n```', toolUse: { tool: 'shell', content: 'ls' } });
   });
 });

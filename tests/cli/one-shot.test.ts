@@ -88,6 +88,17 @@ describe('one-shot command line', () => {
     expect(cli.server.requests).toHaveLength(2);
   });
 
+  it('saves a README whose code samples are bare inner blocks whole', async () => {
+    const readme = '# Tool\n\nInstall:\n```\nnpm install\n```\n\nUse:\n```\ntool --help\n```\nThat is all.';
+    cli.server.reply((r) => r.text(`Writing it.\n\`\`\`save README.md\n${readme}\n\`\`\`\n\nDone, the README is written.`));
+    cli.server.reply((r) => r.text('The README is written.'));
+    const result = await runFence(['-n', '-m', 'local/test', 'write a README'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('The README is written.');
+    expect(readFileSync(join(cli.dirs.workspace, 'README.md'), 'utf8')).toBe(`${readme}\n`);
+    expect(readOnlySessionLog(cli.dirs.home)[2]?.content).toBe(`Writing it.\n\`\`\`save README.md\n${readme}\n\`\`\``);
+  });
+
   it('gives a failing tool an error result and goes on', async () => {
     cli.server.reply((r) => r.text('```read missing.txt\n```'));
     cli.server.reply((r) => r.text('The file is missing.'));

@@ -107,7 +107,7 @@ describe('parseMarkdownToolUses', () => {
     });
   });
 
-  describe('nested fences (a bare fence closes the innermost open level)', () => {
+  describe('nested fences (a tagged fence opens a level, a bare one closes the innermost nested level)', () => {
     it('keeps a tagged inner block in the content of the outer block', () => {
       const body = '# Tool\n\nInstall:\n\n```bash\nnpm install\n```\n\nThen run it.';
       const text = `Saving.\n\`\`\`save README.md\n${body}\n\`\`\`\nSaved.\n`;

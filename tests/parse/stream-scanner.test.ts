@@ -14,22 +14,41 @@ function scan(chunks: string[]): { use: ToolUse | undefined; at: number | 'finis
 }
 
 describe('MarkdownStreamScanner', () => {
-  it('reports the use only once the closing fence line break has arrived', () => {
+  it('reports the use once the line after the closing fence shows that it closes', () => {
     const scanner = new MarkdownStreamScanner(isTool);
     expect(scanner.push('Listing.\n```sh')).toBeUndefined();
     expect(scanner.push('ell\nls -la\n`')).toBeUndefined();
     expect(scanner.push('``')).toBeUndefined();
+    // The fence line is complete, but a bare fence followed by text would open a nested block.
+    expect(scanner.push('\n')).toBeUndefined();
+    expect(scanner.push('  ')).toBeUndefined();
     const use = scanner.push('\nmore prose');
     expect(use).toEqual({ tool: 'shell', args: [], content: 'ls -la', format: 'markdown', start: 9, end: 29 });
-    expect(scanner.text).toBe('Listing.\n```shell\nls -la\n```\nmore prose');
+    expect(scanner.text).toBe('Listing.\n```shell\nls -la\n```\n  \nmore prose');
   });
 
   it('reports nothing after the first use, though it keeps recording text', () => {
     const scanner = new MarkdownStreamScanner(isTool);
-    expect(scanner.push('```shell\nls\n```\n')?.content).toBe('ls');
-    expect(scanner.push('```shell\npwd\n```\n')).toBeUndefined();
+    expect(scanner.push('```shell\nls\n```\n\n')?.content).toBe('ls');
+    expect(scanner.push('```shell\npwd\n```\n\n')).toBeUndefined();
     expect(scanner.finish()).toBeUndefined();
-    expect(scanner.text).toBe('```shell\nls\n```\n```shell\npwd\n```\n');
+    expect(scanner.text).toBe('```shell\nls\n```\n\n```shell\npwd\n```\n\n');
+  });
+
+  it('reports a use closed by the next block\'s opening fence as soon as that line is complete', () => {
+    const scanner = new MarkdownStreamScanner(isTool);
+    expect(scanner.push('```shell\nls\n```\n```pyth')).toBeUndefined();
+    expect(scanner.push('on\nprint(1)')).toEqual({ tool: 'shell', args: [], content: 'ls', format: 'markdown', start: 0, end: 16 });
+  });
+
+  it('reports a use whose closing fence has prose written against it at the next fence line, or at the end', () => {
+    const reply = '```shell\nls\n```\nThat lists the files.\nThen:\n~~~python\n';
+    const scanner = new MarkdownStreamScanner(isTool);
+    expect(scanner.push(reply.slice(0, -1))).toBeUndefined();
+    expect(scanner.push('\n')).toEqual({ tool: 'shell', args: [], content: 'ls', format: 'markdown', start: 0, end: 16 });
+    const atEnd = new MarkdownStreamScanner(isTool);
+    expect(atEnd.push('```shell\nls\n```\nThat lists the files.\n')).toBeUndefined();
+    expect(atEnd.finish()).toEqual({ tool: 'shell', args: [], content: 'ls', format: 'markdown', start: 0, end: 16 });
   });
 
   it('returns the first of several uses that complete in one chunk', () => {
@@ -49,6 +68,7 @@ describe('MarkdownStreamScanner', () => {
   it('waits for the LF of a CRLF split across chunks', () => {
     const scanner = new MarkdownStreamScanner(isTool);
     expect(scanner.push('```shell\r\nls\r\n```\r')).toBeUndefined();
+    expect(scanner.push('\n\r')).toBeUndefined();
     expect(scanner.push('\n')).toEqual({
       tool: 'shell', args: [], content: 'ls', format: 'markdown', start: 0, end: 19,
     });
@@ -72,6 +92,8 @@ describe('MarkdownStreamScanner', () => {
       '```ts\n```shell\nno\n```\n```\n~~~python\nprint("~~~")\n~~~',
       '````save d.md\n```\ninner\n```\n````',
       '```shell\nunterminated\n``',
+      'Saving.\n```save README.md\n# Tool\n\nInstall:\n```\nnpm install\n```\n\nDone!\n```\n',
+      '```shell\nls\n```\nThat lists them.\n```read a\n```',
     ];
 
     it.each(replies)('gives the whole-text result for every pair of split points: %j', (reply) => {
@@ -87,11 +109,11 @@ describe('MarkdownStreamScanner', () => {
       expect(scan([...reply]).use).toEqual(parseMarkdownToolUses(reply, isTool)[0]);
     });
 
-    it('reports the use in the chunk that carries the closing line break', () => {
-      const reply = 'a\n```shell\nls\n```\nb\n';
-      const closingBreak = reply.indexOf('```\n') + 3;
+    it('reports the use in the chunk that carries the line break of the blank line after the closing fence', () => {
+      const reply = 'a\n```shell\nls\n```\n\nb\n';
+      const blankBreak = reply.indexOf('```\n') + 4;
       for (let i = 1; i < reply.length; i++) {
-        expect(scan([reply.slice(0, i), reply.slice(i)]).at).toBe(i > closingBreak ? 0 : 1);
+        expect(scan([reply.slice(0, i), reply.slice(i)]).at).toBe(i > blankBreak ? 0 : 1);
       }
     });
   });
@@ -121,12 +143,13 @@ describe('MarkdownStreamScanner', () => {
       'shell', 'save x', 'save a b', 'python', 'ts', 'ls', 'text', '```shell\n', '```\n', '~~~save y\n',
     ];
     // Whole lines make complete blocks likely; fragments and raw strings find odd shapes.
+    // Bare fences, blank lines and prose are frequent so that closing fences are often in doubt.
     const lines = [
-      '```shell', '```shell', '```', '```', '```', '````', '````shell', '~~~', '~~~save y', '```save a b',
-      '```ts', '```python', '  ```', '    ```', '```  ', '``` x`', 'text ```shell', 'ls', '',
+      '```shell', '```shell', '```', '```', '```', '```', '````', '````shell', '~~~', '~~~save y', '```save a b',
+      '```ts', '```python', '```bash', '  ```', '    ```', '```  ', '``` x`', 'text ```shell', 'ls', 'Install:', '', '', ' \t',
     ];
     const lineArb = fc
-      .array(fc.tuple(fc.constantFrom(...lines), fc.constantFrom('\n', '\n', '\r\n', '\r', '')), { maxLength: 10 })
+      .array(fc.tuple(fc.constantFrom(...lines), fc.constantFrom('\n', '\n', '\r\n', '\r', '')), { maxLength: 14 })
       .map((parts) => parts.map(([line, lineBreak]) => line + lineBreak).join(''));
     const replyArb = fc.oneof(
       { arbitrary: lineArb, weight: 3 },

@@ -109,8 +109,39 @@ describe('MarkdownStream', () => {
 
   it('follows a fence split across chunks', () => {
     const stream = new MarkdownStream({ style: plain, width: 60 });
-    const outputs = ['``', '`python\nprint(1)\n', '``', '`', '\nafter\n'].map((chunk) => stream.push(chunk));
-    expect(outputs).toEqual(['', '┌ python\n  print(1)\n', '', '', '└\nafter\n']);
+    const outputs = ['``', '`python\nprint(1)\n', '``', '`', '\n', '\nafter\n'].map((chunk) => stream.push(chunk));
+    // The closing fence is drawn once the line after it shows that it closes the block.
+    expect(outputs).toEqual(['', '┌ python\n  print(1)\n', '', '', '', '└\n\nafter\n']);
+  });
+
+  describe('where a code block ends (the tool parser\'s rule)', () => {
+    const readme = 'Saving.\n```save README.md\n# Tool\n\nInstall:\n```\nnpm install\n```\n\nDone!\n```\n\nSaved.\n';
+
+    it('draws a README with bare inner blocks as one code block', () => {
+      expect(render(readme)).toBe('Saving.\n┌ save README.md\n  # Tool\n\n  Install:\n  ```\n  npm install\n  ```\n\n  Done!\n└\n\nSaved.\n');
+      expect(render([...readme])).toBe(render(readme));
+    });
+
+    it('holds the lines after a bare fence followed by text until the nested block closes', () => {
+      const stream = new MarkdownStream({ style: plain, width: 60 });
+      expect(stream.push('```save a.md\nInstall:\n```\nnpm install\n')).toBe('┌ save a.md\n  Install:\n');
+      expect(stream.push('```\nDone.\n')).toBe('  ```\n  npm install\n  ```\n  Done.\n');
+    });
+
+    it('draws prose written against the closing fence as text after the block', () => {
+      expect(render('```shell\nls\n```\nThat lists the files.\n')).toBe('┌ shell\n  ls\n└\nThat lists the files.\n');
+      const stream = new MarkdownStream({ style: plain, width: 60 });
+      expect(stream.push('```shell\nls\n```\nThat **lists** them.\n')).toBe('┌ shell\n  ls\n');
+      expect(stream.push('```read a.txt\n')).toBe('└\nThat lists them.\n┌ read a.txt\n');
+    });
+
+    it('ends a block at a closing fence followed directly by the next block', () => {
+      expect(render('```ts\nlet a;\n```\n```shell\nls\n```\n')).toBe('┌ ts\n  let a;\n└\n┌ shell\n  ls\n└\n');
+    });
+
+    it('draws the end mark of a block left open after its nested blocks', () => {
+      expect(render('```save a.md\nA\n```\nb\n```\nC')).toBe('┌ save a.md\n  A\n  ```\n  b\n  ```\n  C\n└\n');
+    });
   });
 
   it('treats CRLF as a line break, also when split between chunks', () => {
