@@ -69,7 +69,10 @@ export interface RunOptions {
   maxTurns?: number;
 }
 
-/** What the loop reports as it goes, for display. */
+/**
+ * What the loop reports as it goes, for display. Every `tool_end` follows the `tool_start` of
+ * the same use, also for a native call refused before it could run.
+ */
 export type AgentEvent =
   | ReplyEvent
   | { type: 'turn'; turn: number }
@@ -381,7 +384,8 @@ export class Agent {
    * Runs the native calls of one reply in order, each answered by its own result (with its
    * call's id), whatever happens to the others. A call that cannot run — no name, arguments
    * that are not a JSON object, arguments cut short by the reply's token limit, or the run
-   * being stopped — gets an error result saying why, so no call is ever left unanswered.
+   * being stopped — gets an error result saying why, so no call is ever left unanswered. It
+   * is shown like any other call: a `tool_start`, then its `tool_end`.
    */
   private async runNativeCalls(calls: readonly PreparedCall[], reply: Reply): Promise<RunOutcome | undefined> {
     let ended: RunOutcome | undefined;
@@ -398,6 +402,7 @@ export class Agent {
       if (call.parsed.ok) use.kwargs = call.parsed.value;
       if (ended) refusal = 'Not run: the run ended before this call.';
       if (refusal !== undefined) {
+        this.options.onEvent?.({ type: 'tool_start', use });
         this.appendResult(use, { tool: name || '(none)', result: { output: refusal, isError: true } });
         continue;
       }
