@@ -3,15 +3,21 @@ import type { Usage } from '../conversation/message';
 import { createProvider } from '../llm/create-provider';
 import { costOf, modelInfo, type ModelInfo } from '../llm/model-info';
 import type { ResolvedModel } from '../llm/models';
+import type { WarningSink } from '../llm/sdk-warnings';
 
 /**
  * What an Agent needs to talk to a resolved model: its provider (the SDK loaded here), the
  * model's context window shared between request and reply, and its prices. Used when a run
- * starts and when the chat switches models.
+ * starts and when the chat switches models. `warn` receives the SDK's own warnings, one line
+ * each (default: `fence: …` on stderr).
  */
-export async function loadAgentModel(resolved: ResolvedModel, overrides: Readonly<Record<string, ModelInfo>>): Promise<AgentModel & { info: ModelInfo }> {
+export async function loadAgentModel(
+  resolved: ResolvedModel,
+  overrides: Readonly<Record<string, ModelInfo>>,
+  warn?: WarningSink,
+): Promise<AgentModel & { info: ModelInfo }> {
   const info = modelInfo(resolved.id, overrides);
-  const provider = await createProvider(resolved);
+  const provider = await createProvider(resolved, warn ? { warn } : {});
   return {
     provider,
     modelId: resolved.id,

@@ -70,7 +70,10 @@ export interface RunOptions {
   maxTurns?: number;
 }
 
-/** What the loop reports as it goes, for display. */
+/**
+ * What the loop reports as it goes, for display. Every `tool_end` follows the `tool_start` of
+ * the same use, also for a native call refused before it could run.
+ */
 export type AgentEvent =
   | ReplyEvent
   | { type: 'prompt'; message: Message }
@@ -400,8 +403,9 @@ export class Agent {
    * Runs the native calls of one reply in order, each answered by its own result (with its
    * call's id), whatever happens to the others. A call that cannot run — no name, arguments
    * that are not a JSON object, arguments cut short by the reply's token limit, or the run
-   * being stopped — gets an error result saying why, so no call is ever left unanswered.
-   * `lastWords` is the answer of a `complete` call without a result.
+   * being stopped — gets an error result saying why, so no call is ever left unanswered. It
+   * is shown like any other call: a `tool_start`, then its `tool_end`. `lastWords` is the
+   * answer of a `complete` call without a result.
    */
   private async runNativeCalls(calls: readonly PreparedCall[], reply: Reply, lastWords: string): Promise<RunOutcome | undefined> {
     let ended: RunOutcome | undefined;
@@ -418,6 +422,7 @@ export class Agent {
       if (call.parsed.ok) use.kwargs = call.parsed.value;
       if (ended) refusal = 'Not run: the run ended before this call.';
       if (refusal !== undefined) {
+        this.options.onEvent?.({ type: 'tool_start', use });
         this.appendResult(use, { tool: name || '(none)', result: { output: refusal, isError: true } });
         continue;
       }

@@ -6,6 +6,7 @@ import { parseSignature } from '../ptc/program-params';
 import type { ReplayOutcome } from '../ptc/replay-test';
 import {
   approvedPrograms,
+  checkProgramName,
   codeHash,
   findProgram,
   listPrograms,
@@ -46,9 +47,12 @@ function rootsFor(options: ProgramsOptions): ProgramRoot[] | { error: string } {
 /**
  * `fence programs save <name> [--from-trace <id>] [--project]`: keeps a trace's program (by
  * default the newest program run that worked) as the next version of `name` (see
- * `keepTrace`). Returns the exit code.
+ * `keepTrace`). The name is checked first, before the workspace or any trace is looked at.
+ * Returns the exit code.
  */
 export async function saveProgramCommand(name: string, options: ProgramsOptions & { fromTrace?: string; project?: boolean }): Promise<number> {
+  const badName = checkProgramName(name);
+  if (badName) return fail(badName);
   const roots = rootsFor(options);
   if ('error' in roots) return fail(roots.error);
   let trace: ProgramTrace;

@@ -1,11 +1,15 @@
 import { z } from 'zod';
 import type { ModelInfo } from '../llm/model-info';
 import type { PolicyRule } from '../policy/admit';
+import { describeTomlValue } from './toml-value';
 
 /**
  * The shape of one configuration file (the user's `config.toml` or a project's `fence.toml`),
  * as zod schemas whose messages are written to be read by the person who wrote the file.
- * Every table is strict: a key it does not know is an error, which catches typos.
+ * Every table is strict: a key it does not know is an error, which catches typos. Every check
+ * of a value words its failure with `expected`, so that the message says what the key takes
+ * and shows the value the file gave (`expected "markdown", "xml" or "tool", got "yaml"`);
+ * arrays and tables are checked item by item, so the message points at the bad item.
  */
 
 /** The ways the model can write tool calls (`--tool-format`, `tool_format`). */
@@ -151,40 +155,30 @@ export interface ConfigFile {
   hideToolsAboveTokens?: number;
 }
 
-/** A "expected …, got …" message; "missing" when the key is absent. */
-function expected(what: string) {
-  return (issue: { input?: unknown }) => (issue.input === undefined ? 'missing (required)' : `expected ${what}, got ${kindOf(issue.input)}`);
-}
-
-/** How a TOML value is named in messages. */
-export function kindOf(value: unknown): string {
-  if (Array.isArray(value)) return 'an array';
-  if (value === null) return 'null';
-  if (value instanceof Date) return 'a date';
-  if (typeof value === 'object') return 'a table';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'an integer' : 'a float';
-  if (typeof value === 'bigint') return 'an integer';
-  return `a ${typeof value}`;
+/**
+ * The message of a failed check: `expected <what>, got <the value as the file wrote it>`, or
+ * `missing` when the key is absent.
+ */
+function expected(what: string, missing = 'missing (required)') {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? missing : `expected ${what}, got ${describeTomlValue(issue.input)}`);
 }
 
 function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
 }
 
-function stringArray(what = 'an array of strings') {
-  return z.custom<string[]>((value) => Array.isArray(value) && value.every((item) => typeof item === 'string'), {
-    error: (issue) => {
-      const odd = Array.isArray(issue.input) ? issue.input.find((item) => typeof item !== 'string') : undefined;
-      return odd === undefined ? expected(what)(issue) : `expected ${what}, got an array holding ${kindOf(odd)}`;
-    },
-  });
+const text = z.string({ error: expected('a string') });
+
+/** An array of `item`s; a failing item is reported at its own index. */
+function arrayOf<T extends z.ZodType>(item: T, what: string) {
+  return z.array(item, { error: expected(what) });
 }
 
-const text = z.string({ error: expected('a string') });
-const positiveNumber = z.number({ error: expected('a positive number') }).positive({ error: 'expected a positive number' });
-const positiveInt = z.int({ error: expected('a positive integer') }).positive({ error: 'expected a positive integer' });
-const nonNegativeInt = z.int({ error: expected('a non-negative integer') }).nonnegative({ error: 'expected a non-negative integer' });
-const nonNegativeNumber = z.number({ error: expected('a non-negative number') }).nonnegative({ error: 'expected a non-negative number' });
+const stringArray = (what = 'an array of strings') => arrayOf(text, what);
+const positiveNumber = z.number({ error: expected('a positive number') }).positive({ error: expected('a positive number') });
+const positiveInt = z.int({ error: expected('a positive integer') }).positive({ error: expected('a positive integer') });
+const nonNegativeInt = z.int({ error: expected('a non-negative integer') }).nonnegative({ error: expected('a non-negative integer') });
+const nonNegativeNumber = z.number({ error: expected('a non-negative number') }).nonnegative({ error: expected('a non-negative number') });
 
 /**
  * A JSON schema that zod can turn into an object schema. Parsing it here lets a bad schema
@@ -212,12 +206,20 @@ export function objectSchemaProblem(schema: JsonObject): string | undefined {
 
 const asTable = { error: expected('a table') };
 
-const callersSchema = z.custom<('direct' | 'program')[]>(
-  (value) => Array.isArray(value) && value.length > 0 && value.every((item) => item === 'direct' || item === 'program'),
-  { error: expected('a non-empty array of "direct" and "program"') },
-);
+/**
+ * A TOML table with exactly the keys of `shape`. A TOML date is an object too, so anything
+ * but a plain table is refused first, lest `ptc = 1979-05-27` pass as an empty table.
+ */
+function tomlTable<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  return z.custom<JsonObject>(isPlainObject, asTable).pipe(z.strictObject(shape, asTable));
+}
 
-const toolSchema = z.strictObject({
+const callersSchema = arrayOf(
+  z.enum(['direct', 'program'], { error: expected('"direct" or "program"') }),
+  'a non-empty array of "direct" and "program"',
+).min(1, { error: expected('a non-empty array of "direct" and "program"') });
+
+const toolShape = {
   description: text.min(1, { error: 'must not be empty: say in one line what the tool does' }),
   command: stringArray().refine((command) => command.length > 0 && command[0] !== '', {
     error: 'must name the program to run, e.g. ["node", "tools/my-tool.js"]',
@@ -225,20 +227,18 @@ const toolSchema = z.strictObject({
   parameters: parametersSchema.optional(),
   callers: callersSchema.optional(),
   returns: text.optional(),
-  env: stringArray('an array of environment variable names')
-    .refine((names) => names.every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), { error: 'expected environment variable names such as FINANCE_TOKEN' })
-    .optional(),
+  env: arrayOf(
+    text.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: expected('an environment variable name such as FINANCE_TOKEN') }),
+    'an array of environment variable names',
+  ).optional(),
   timeout: positiveNumber.optional(),
   cwd: text.optional(),
-}, asTable);
+};
 
-const stringTable = (what: string) =>
-  z.custom<Record<string, string>>((value) => isPlainObject(value) && Object.values(value).every((item) => typeof item === 'string'), {
-    error: (issue) => {
-      const odd = isPlainObject(issue.input) ? Object.values(issue.input).find((item) => typeof item !== 'string') : undefined;
-      return odd === undefined ? expected(what)(issue) : `expected ${what}, got a table holding ${kindOf(odd)}`;
-    },
-  });
+const toolSchema = tomlTable(toolShape);
+
+/** A table of strings; a value that is not a string is reported at its own key. */
+const stringTable = (what: string) => z.record(z.string(), text, { error: expected(what) });
 
 function isHttpUrl(value: string): boolean {
   try {
@@ -249,16 +249,17 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-const mcpServerSchema = z
-  .strictObject({
-    command: text.min(1, { error: 'must name the program that starts the server, e.g. "npx"' }).optional(),
-    args: stringArray().optional(),
-    env: stringTable('a table of strings, e.g. { API_TOKEN = "…" }').optional(),
-    url: text.refine(isHttpUrl, { error: 'expected an http:// or https:// URL' }).optional(),
-    headers: stringTable('a table of strings, e.g. { Authorization = "Bearer …" }').optional(),
-    callers: callersSchema.optional(),
-    timeout: positiveNumber.optional(),
-  }, asTable)
+const mcpServerShape = {
+  command: text.min(1, { error: 'must name the program that starts the server, e.g. "npx"' }).optional(),
+  args: stringArray().optional(),
+  env: stringTable('a table of strings, e.g. { API_TOKEN = "…" }').optional(),
+  url: text.refine(isHttpUrl, { error: expected('an http:// or https:// URL') }).optional(),
+  headers: stringTable('a table of strings, e.g. { Authorization = "Bearer …" }').optional(),
+  callers: callersSchema.optional(),
+  timeout: positiveNumber.optional(),
+};
+
+const mcpServerSchema = tomlTable(mcpServerShape)
   .superRefine((table, ctx) => {
     if (table.command === undefined && table.url === undefined) {
       ctx.addIssue({ code: 'custom', message: 'needs command (a server fence starts) or url (a streamable HTTP server)' });
@@ -278,46 +279,42 @@ const mcpServerSchema = z
     return { command: table.command ?? '', ...(table.args ? { args: table.args } : {}), ...(table.env ? { env: table.env } : {}), ...common };
   });
 
-const mcpSchema = z.strictObject({
+const mcpShape = {
   servers: z.record(z.string(), mcpServerSchema, { error: expected('a table of servers, e.g. [mcp.servers.finance]') }).optional(),
-}, asTable);
+};
 
-const ruleSchema = z.strictObject({
-  tool: z.string({ error: (issue) => (issue.input === undefined ? 'missing (required; "*" matches every tool)' : `expected a string, got ${kindOf(issue.input)}`) }),
+const ruleShape = {
+  tool: z.string({ error: expected('a string', 'missing (required; "*" matches every tool)') }),
   resource: text.optional(),
   principal: text.optional(),
   intent: text.optional(),
-  action: z.enum(['allow', 'deny', 'ask'], { error: (issue) => (issue.input === undefined ? 'missing (required: "allow", "deny" or "ask")' : 'expected "allow", "deny" or "ask"') }),
+  action: z.enum(['allow', 'deny', 'ask'], { error: expected('"allow", "deny" or "ask"', 'missing (required: "allow", "deny" or "ask")') }),
   reason: text.optional(),
-}, asTable);
+};
 
-const builtinNames: readonly string[] = BUILTIN_TOOL_NAMES;
+const ptcShape = {
+  memory_mb: positiveInt.optional(),
+  cpu_time_s: positiveNumber.optional(),
+  wall_time_s: positiveNumber.optional(),
+  stack_kb: positiveInt.optional(),
+  max_tool_calls: positiveInt.optional(),
+  max_concurrent_calls: positiveInt.optional(),
+  max_output_kb: positiveInt.optional(),
+  store_max_kb: positiveInt.optional(),
+  eligible: arrayOf(
+    z.enum(BUILTIN_TOOL_NAMES, { error: expected(`the name of a built-in tool (${BUILTIN_TOOL_NAMES.join(', ')})`) }),
+    'an array of built-in tool names',
+  ).optional(),
+} satisfies Record<keyof typeof PTC_KEYS, z.ZodType>;
 
-const ptcSchema = z
-  .strictObject({
-    memory_mb: positiveInt.optional(),
-    cpu_time_s: positiveNumber.optional(),
-    wall_time_s: positiveNumber.optional(),
-    stack_kb: positiveInt.optional(),
-    max_tool_calls: positiveInt.optional(),
-    max_concurrent_calls: positiveInt.optional(),
-    max_output_kb: positiveInt.optional(),
-    store_max_kb: positiveInt.optional(),
-    eligible: stringArray('an array of built-in tool names')
-      .superRefine((names, ctx) => {
-        const unknown = names.find((name) => !builtinNames.includes(name));
-        if (unknown !== undefined) ctx.addIssue({ code: 'custom', message: `"${unknown}" is not a built-in tool (built-ins: ${builtinNames.join(', ')})` });
-      })
-      .optional(),
-  }, asTable)
-  .transform((table) => {
-    const ptc: Partial<PtcConfig> = {};
-    for (const [key, name] of Object.entries(PTC_KEYS)) {
-      const value = table[key as keyof typeof table];
-      if (value !== undefined) Object.assign(ptc, { [name]: value });
-    }
-    return ptc;
-  });
+const ptcSchema = tomlTable(ptcShape).transform((table) => {
+  const ptc: Partial<PtcConfig> = {};
+  for (const [key, name] of Object.entries(PTC_KEYS)) {
+    const value = table[key as keyof typeof table];
+    if (value !== undefined) Object.assign(ptc, { [name]: value });
+  }
+  return ptc;
+});
 
 /** One model's figures (a `[models."<provider/model>"]` table): prices in USD per million tokens. */
 const modelShape = {
@@ -329,7 +326,7 @@ const modelShape = {
   cache_write_per_mtok: nonNegativeNumber.optional(),
 } satisfies Record<keyof typeof MODEL_KEYS, z.ZodType>;
 
-const modelSchema = z.strictObject(modelShape, asTable).transform((table) => {
+const modelSchema = tomlTable(modelShape).transform((table) => {
   const info: ModelInfo = {};
   for (const [key, name] of Object.entries(MODEL_KEYS)) {
     const value = table[key as keyof typeof table];
@@ -339,19 +336,19 @@ const modelSchema = z.strictObject(modelShape, asTable).transform((table) => {
 });
 
 /** One configuration file, keys as written. */
-const fileSchema = z.strictObject({
+const fileShape = {
   tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
   tools: z.record(z.string(), toolSchema, { error: expected('a table of tools, e.g. [tools.my_tool]') }).optional(),
-  policy: z.array(ruleSchema, { error: expected('an array of tables, written [[policy]]') }).optional(),
+  policy: z.array(tomlTable(ruleShape), { error: expected('an array of tables, written [[policy]]') }).optional(),
   ptc: ptcSchema.optional(),
   models: z.record(z.string(), modelSchema, { error: expected('a table of models, e.g. [models."openai/gpt-5"]') }).optional(),
-  mcp: mcpSchema.optional(),
+  mcp: tomlTable(mcpShape).optional(),
   brief_tools_above_tokens: nonNegativeInt.optional(),
   hide_tools_above_tokens: nonNegativeInt.optional(),
-});
+};
 
 /** One configuration file, with its keys as `ConfigFile` names them. */
-export const configFileSchema = fileSchema.transform(
+export const configFileSchema = z.strictObject(fileShape).transform(
   ({ tool_format: toolFormat, mcp, brief_tools_above_tokens: briefToolsAboveTokens, hide_tools_above_tokens: hideToolsAboveTokens, ...rest }): ConfigFile => ({
     ...rest,
     ...(toolFormat ? { toolFormat } : {}),
@@ -363,11 +360,11 @@ export const configFileSchema = fileSchema.transform(
 
 /** The keys each table knows, for messages about unknown keys. */
 export const KNOWN_KEYS = {
-  top: Object.keys(fileSchema.shape),
-  tool: Object.keys(toolSchema.shape),
-  rule: Object.keys(ruleSchema.shape),
+  top: Object.keys(fileShape),
+  tool: Object.keys(toolShape),
+  rule: Object.keys(ruleShape),
   ptc: Object.keys(PTC_KEYS),
   model: Object.keys(MODEL_KEYS),
-  mcp: Object.keys(mcpSchema.shape),
-  mcpServer: ['command', 'args', 'env', 'url', 'headers', 'callers', 'timeout'],
+  mcp: Object.keys(mcpShape),
+  mcpServer: Object.keys(mcpServerShape),
 };

@@ -17,6 +17,7 @@ import {
   type PtcConfig,
 } from './config-schema';
 import { configHome } from './paths';
+import { writeTomlKey } from './toml-value';
 
 export {
   BUILTIN_TOOL_NAMES,
@@ -225,9 +226,8 @@ function keyPath(path: readonly PropertyKey[]): string {
   return path
     .map((key, i) => {
       if (typeof key === 'number') return `[${key}]`;
-      const name = String(key);
-      const bare = /^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name);
-      return i === 0 ? bare : `.${bare}`;
+      const written = writeTomlKey(String(key));
+      return i === 0 ? written : `.${written}`;
     })
     .join('');
 }

@@ -12,6 +12,7 @@ import { createNodeFetch } from './node-fetch';
 import type { Provider, StreamRequest } from './provider';
 import type { ProviderOptions } from './provider-options';
 import { streamWithRetries, type AttemptEvent } from './retry';
+import { SdkWarnings, warnOnStderr } from './sdk-warnings';
 
 /** Where the Anthropic API lives and the key to use. */
 export type AnthropicTarget = Pick<ResolvedModel, 'apiKey' | 'baseURL'>;
@@ -22,21 +23,24 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 
 /**
  * A provider for Anthropic's Messages API, streaming through the official SDK with its own
- * retries off (fence retries, see `retry.ts`). Usage comes in two parts: input (and cache)
- * tokens when the message starts, output tokens when it ends.
+ * retries off (fence retries, see `retry.ts`) and its warnings passed to `options.warn` (see
+ * `SdkWarnings`). Usage comes in two parts: input (and cache) tokens when the message starts,
+ * output tokens when it ends.
  */
 export function createAnthropicProvider(target: AnthropicTarget, options: ProviderOptions = {}): Provider {
+  const warnings = new SdkWarnings('Anthropic SDK', options.warn ?? warnOnStderr);
   const client = new Anthropic({
     apiKey: target.apiKey,
     baseURL: target.baseURL ?? ANTHROPIC_BASE_URL,
     maxRetries: 0,
     fetch: options.fetch ?? createNodeFetch(),
-    logLevel: 'off',
+    logger: warnings.logger,
+    logLevel: 'warn',
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
   });
   return {
     name: 'anthropic',
-    stream: (request) => streamWithRetries('anthropic', request, (signal) => attempt(client, request, signal), options.retry),
+    stream: (request) => streamWithRetries('anthropic', request, (signal) => attempt(client, warnings, request, signal), options.retry),
   };
 }
 
@@ -50,8 +54,13 @@ export function defaultMaxTokens(model: string): number {
   return 16_000;
 }
 
-async function* attempt(client: Anthropic, request: StreamRequest, signal: AbortSignal): AsyncGenerator<AttemptEvent, void, undefined> {
-  const stream = await client.messages.create(requestParams(request), { signal });
+async function* attempt(
+  client: Anthropic,
+  warnings: SdkWarnings,
+  request: StreamRequest,
+  signal: AbortSignal,
+): AsyncGenerator<AttemptEvent, void, undefined> {
+  const stream = await warnings.during(() => client.messages.create(requestParams(request), { signal }));
   // Tool calls are numbered among themselves; the API numbers all content blocks.
   const toolIndexOfBlock = new Map<number, number>();
   let usage: Usage | undefined;

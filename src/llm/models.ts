@@ -9,6 +9,8 @@ export interface ResolvedModel {
   /** The provider's own model name (the part after `provider/`). */
   model: string;
   apiKey: string;
+  /** Where `apiKey` comes from, for the message when a server refuses it. */
+  keySource: KeySource;
   /** Where the API lives, when it is not the provider's public endpoint. */
   baseURL?: string;
   /** No id was given: this is the default for the first API key found. */
@@ -22,6 +24,15 @@ export interface ResolvedModel {
 export interface ModelProblem {
   error: string;
   badId?: true;
+}
+
+/**
+ * The environment variable a provider's key is read from (`ANTHROPIC_API_KEY`, …), and whether
+ * it was set: when it was not, a placeholder key was sent to a compatible server.
+ */
+export interface KeySource {
+  variable: string;
+  set: boolean;
 }
 
 /** The models picked when no id is given, in the order their keys are looked for. */
@@ -87,14 +98,15 @@ export function resolveModel(id: string | undefined, env: NodeJS.ProcessEnv): Re
       const key = read('OPENROUTER_API_KEY');
       const baseURL = read('OPENROUTER_BASE_URL') ?? OPENROUTER_BASE_URL;
       if (!key) return { error: `no API key for ${wanted}: set OPENROUTER_API_KEY` };
-      return { id: wanted, provider: 'openrouter', model, apiKey: key, baseURL };
+      return { id: wanted, provider: 'openrouter', model, apiKey: key, keySource: { variable: 'OPENROUTER_API_KEY', set: true }, baseURL };
     }
     case 'local': {
       const baseURL = read('OPENAI_BASE_URL');
       if (!baseURL) {
         return { error: `${wanted} needs a server: set OPENAI_BASE_URL to its OpenAI-compatible endpoint (e.g. http://localhost:11434/v1)` };
       }
-      return { id: wanted, provider: 'local', model, apiKey: read('OPENAI_API_KEY') ?? PLACEHOLDER_API_KEY, baseURL };
+      const key = read('OPENAI_API_KEY');
+      return { id: wanted, provider: 'local', model, apiKey: key ?? PLACEHOLDER_API_KEY, keySource: { variable: 'OPENAI_API_KEY', set: key !== undefined }, baseURL };
     }
     default:
       return { error: `unknown provider "${prefix}" in model "${wanted}": use ${PREFIXES}`, badId: true };
@@ -111,7 +123,7 @@ function withKey(
   urlName: string,
 ): ResolvedModel | ModelProblem {
   if (!key && !baseURL) return { error: `no API key for ${id}: set ${keyName} (or ${urlName} for a compatible server)` };
-  const resolved: ResolvedModel = { id, provider, model, apiKey: key ?? PLACEHOLDER_API_KEY };
+  const resolved: ResolvedModel = { id, provider, model, apiKey: key ?? PLACEHOLDER_API_KEY, keySource: { variable: keyName, set: key !== undefined } };
   if (baseURL) resolved.baseURL = baseURL;
   return resolved;
 }

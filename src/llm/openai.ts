@@ -12,6 +12,7 @@ import { toOpenAIMessages } from './openai-messages';
 import type { Provider, StreamRequest } from './provider';
 import type { ProviderOptions } from './provider-options';
 import { streamWithRetries, type AttemptEvent } from './retry';
+import { SdkWarnings, warnOnStderr } from './sdk-warnings';
 
 /** Where an OpenAI-compatible provider lives: `openai`, `openrouter` or `local`. */
 export type OpenAITarget = Pick<ResolvedModel, 'apiKey' | 'baseURL'> & { provider: 'openai' | 'openrouter' | 'local' };
@@ -22,7 +23,8 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 
 /**
  * A provider for the Chat Completions API (OpenAI, OpenRouter, local OpenAI-compatible servers),
- * streaming through the official SDK with its own retries off (fence retries, see `retry.ts`).
+ * streaming through the official SDK with its own retries off (fence retries, see `retry.ts`)
+ * and its warnings passed to `options.warn` (see `SdkWarnings`).
  *
  * Usage is requested in the stream (`stream_options.include_usage`). `inputTokens` counts only
  * the prompt tokens not read from the cache, `cacheReadTokens` the cached ones, so that their
@@ -30,6 +32,7 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
  */
 export function createOpenAIProvider(target: OpenAITarget, options: ProviderOptions = {}): Provider {
   const compat = OPENAI_COMPAT[target.provider];
+  const warnings = new SdkWarnings('OpenAI SDK', options.warn ?? warnOnStderr);
   const client = new OpenAI({
     apiKey: target.apiKey,
     baseURL: target.baseURL ?? OPENAI_BASE_URL,
@@ -37,24 +40,26 @@ export function createOpenAIProvider(target: OpenAITarget, options: ProviderOpti
     maxRetries: 0,
     fetch: options.fetch ?? createNodeFetch(),
     defaultHeaders: compat.headers,
-    logLevel: 'off',
+    logger: warnings.logger,
+    logLevel: 'warn',
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
   });
   const name = target.provider;
   return {
     name,
-    stream: (request) => streamWithRetries(name, request, (signal) => attempt(client, compat, name, request, signal), options.retry),
+    stream: (request) => streamWithRetries(name, request, (signal) => attempt(client, warnings, compat, name, request, signal), options.retry),
   };
 }
 
 async function* attempt(
   client: OpenAI,
+  warnings: SdkWarnings,
   compat: OpenAICompat,
   name: string,
   request: StreamRequest,
   signal: AbortSignal,
 ): AsyncGenerator<AttemptEvent, void, undefined> {
-  const stream = await client.chat.completions.create(requestParams(compat, request), { signal });
+  const stream = await warnings.during(() => client.chat.completions.create(requestParams(compat, request), { signal }));
   let finish: FinishEvent | undefined;
   for await (const chunk of stream) {
     if (chunk.usage) yield { type: 'usage', usage: toUsage(chunk.usage), complete: true };

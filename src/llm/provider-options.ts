@@ -1,5 +1,6 @@
 import type { Fetch } from './node-fetch';
 import type { RetryOptions } from './retry';
+import type { WarningSink } from './sdk-warnings';
 
 /** How an adapter is set up besides its model and key. Every field has a default. */
 export interface ProviderOptions {
@@ -9,4 +10,9 @@ export interface ProviderOptions {
   fetch?: Fetch;
   /** How long to wait for the response headers of one attempt (default 10 minutes). */
   timeoutMs?: number;
+  /**
+   * Where the SDK's own warnings go, one line each and each text once (default: `fence: …`
+   * on stderr, see `SdkWarnings`).
+   */
+  warn?: WarningSink;
 }

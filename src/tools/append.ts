@@ -2,7 +2,7 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { runOnFile } from './file-errors';
+import { binaryFileRefusal, runOnFile } from './file-errors';
 import { previewFileChange } from './file-preview';
 import {
   convertLineEndings,
@@ -10,6 +10,7 @@ import {
   describeSize,
   dominantLineEnding,
   hasLineBreak,
+  isBinary,
   plural,
   readIfExists,
   withFinalNewline,
@@ -20,8 +21,9 @@ import { pathResource } from './workspace-path';
  * `append`: adds text at the end of a file, creating the file and its parent folders when
  * missing. The appended text always starts on a new line (a line break is added first when
  * the file does not end with one) and ends with a line break; it takes the file's line-break
- * style. The existing bytes are never rewritten, so files in any encoding are safe. Empty
- * content is an error result, as are the failures the model can fix.
+ * style. The existing bytes are never rewritten, so files in any encoding are safe; a binary
+ * file (see `isBinary`) is refused, as read and patch refuse it. Empty content is an error
+ * result, as are the failures the model can fix.
  */
 export const appendTool = defineTool({
   name: 'append',
@@ -49,6 +51,7 @@ export const appendTool = defineTool({
     return runOnFile(ctx.workspace, path, async (file) => {
       if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };
       const existing = await readIfExists(file.absolute);
+      if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'append adds to text files only');
       const before = existing?.toString('latin1') ?? '';
       const { added, separator } = appendedText(before, content);
       const addedBytes = Buffer.byteLength(added, 'utf8');

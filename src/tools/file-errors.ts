@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { ToolResult } from './define-tool';
+import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, locateFile, type WorkspaceFile } from './workspace-path';
 
@@ -33,6 +34,15 @@ export async function runOnFile(
     if (message !== undefined) return { output: message, isError: true };
     throw error;
   }
+}
+
+/**
+ * The error result of a file tool handed a binary file (see `isBinary`), in one form for
+ * every tool: `"logo.png is a binary file (6 bytes); read shows text only. Inspect it with the
+ * shell (e.g. file logo.png)"`, where `refusal` is the tool's own clause.
+ */
+export function binaryFileRefusal(shown: string, size: number, refusal: string): ToolResult {
+  return { output: `${shown} is a binary file (${plural(size, 'byte')}); ${refusal}. Inspect it with the shell (e.g. file ${shown})`, isError: true };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { ToolPreview } from './define-tool';
-import { readIfExists } from './text-file';
+import { isBinary, plural, readIfExists } from './text-file';
 import { ToolInputError } from './tool-error';
 import { locateFile } from './workspace-path';
 
@@ -8,7 +8,7 @@ import { locateFile } from './workspace-path';
  * The preview of a file tool's call: the file's text now and after the call, as `change`
  * computes it from the current bytes (undefined for a missing file) — the same computation the
  * tool's `execute` makes, so what a person approves is what gets written. A path that cannot be
- * read, a file that is not UTF-8 text, or a change that would fail gives a `note` instead.
+ * read, a binary file, a file that is not UTF-8 text, or a change that would fail gives a `note` instead.
  * Reads only; never throws for a file-system failure.
  */
 export async function previewFileChange(
@@ -29,6 +29,7 @@ export async function previewFileChange(
   } catch (error) {
     return { kind: 'note', text: `${file.shown} cannot be read (${error instanceof Error ? error.message : String(error)})` };
   }
+  if (existing !== undefined && isBinary(existing)) return { kind: 'note', text: `${file.shown} is a binary file (${plural(existing.length, 'byte')}); no diff to show` };
   if (existing !== undefined && !isUtf8(existing)) return { kind: 'note', text: `${file.shown} is not UTF-8 text; no diff to show` };
   const outcome = change(existing);
   if ('error' in outcome) return { kind: 'note', text: outcome.error };

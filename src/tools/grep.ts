@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext, type ToolResult } from './define-tool';
-import { runOnFile } from './file-errors';
+import { binaryFileRefusal, runOnFile } from './file-errors';
 import { compareCodeUnits, findFiles } from './glob';
-import { plural } from './text-file';
+import { isBinary, plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, type WorkspaceFile } from './workspace-path';
 
@@ -17,9 +17,6 @@ export const GREP_LINE_CHARS = 300;
 
 /** Files larger than this are not searched (they are counted). */
 export const GREP_FILE_LIMIT_BYTES = 2 * 1024 * 1024;
-
-/** How far into a file to look for a NUL byte, the sign of a binary file (as git does). */
-const BINARY_SNIFF_BYTES = 8192;
 
 /** One matching line, as a program receives it. `line` counts from 1. */
 export interface GrepMatch {
@@ -127,9 +124,8 @@ async function refuseSingleFile(file: WorkspaceFile, size: number): Promise<Tool
   if (size > GREP_FILE_LIMIT_BYTES) {
     return { output: `${file.shown} is over 2 MB (${plural(size, 'byte')}); search it with the shell (grep -n)`, isError: true };
   }
-  if (isBinary(await readFile(file.absolute))) {
-    return { output: `${file.shown} is a binary file; grep searches text files only`, isError: true };
-  }
+  const bytes = await readFile(file.absolute);
+  if (isBinary(bytes)) return binaryFileRefusal(file.shown, bytes.length, 'grep searches text files only');
   return undefined;
 }
 
@@ -206,8 +202,4 @@ function cutLine(line: string): string {
   // Never cut between the two halves of a surrogate pair.
   const end = code >= 0xd800 && code <= 0xdbff ? GREP_LINE_CHARS - 1 : GREP_LINE_CHARS;
   return `${line.slice(0, end)}…`;
-}
-
-function isBinary(bytes: Buffer): boolean {
-  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
 }

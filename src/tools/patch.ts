@@ -3,10 +3,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { describeMissingPath, runOnFile } from './file-errors';
+import { binaryFileRefusal, describeMissingPath, runOnFile } from './file-errors';
 import { previewFileChange } from './file-preview';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
-import { plural, readIfExists } from './text-file';
+import { isBinary, plural, readIfExists } from './text-file';
 import { pathResource } from './workspace-path';
 
 const BOM = '\uFEFF';
@@ -16,9 +16,9 @@ const BOM = '\uFEFF';
  * `parsePatch` and `applyPatch`). All hunks are checked before anything is written: the file
  * is either fully patched or left untouched. A missing file is created only by a single hunk
  * with an empty ORIGINAL. Line breaks (LF or CRLF) and a leading byte-order mark are kept.
- * Files that are not valid UTF-8 are refused rather than risk rewriting their bytes. Every
- * failure the model can fix (no match, several matches, malformed patch) is an error result
- * naming the hunk.
+ * Binary files and files that are not valid UTF-8 are refused rather than risk rewriting
+ * their bytes. Every failure the model can fix (no match, several matches, malformed patch)
+ * is an error result naming the hunk.
  */
 export const patchTool = defineTool({
   name: 'patch',
@@ -69,6 +69,7 @@ export const patchTool = defineTool({
       const parsed = parsePatch(patch);
       if (!parsed.ok) return { output: parsed.error, isError: true };
       const existing = await readIfExists(file.absolute);
+      if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'patch edits text files only');
       if (existing !== undefined && !isUtf8(existing)) {
         return { output: `${file.shown} is not valid UTF-8 text; patch cannot edit it safely`, isError: true };
       }

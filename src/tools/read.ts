@@ -1,16 +1,13 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from './define-tool';
-import { runOnFile } from './file-errors';
+import { binaryFileRefusal, runOnFile } from './file-errors';
 import type { WorkspaceFile } from './workspace-path';
-import { countLines, plural } from './text-file';
+import { countLines, isBinary, plural } from './text-file';
 import { pathResource } from './workspace-path';
 
 /** Files larger than this are refused: reading them whole would only be cut down afterwards. */
 export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
-
-/** How far into a file to look for a NUL byte, the sign of a binary file (as git does). */
-const BINARY_SNIFF_BYTES = 8192;
 
 /**
  * `read`: returns a text file's content exactly (no line numbers; a leading byte-order mark
@@ -49,12 +46,7 @@ export const readTool = defineTool({
         };
       }
       const bytes = await readFile(file.absolute, { signal: ctx.signal });
-      if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-        return {
-          output: `${file.shown} is a binary file (${plural(bytes.length, 'byte')}); read shows text only. Inspect it with the shell (e.g. file ${file.shown})`,
-          isError: true,
-        };
-      }
+      if (isBinary(bytes)) return binaryFileRefusal(file.shown, bytes.length, 'read shows text only');
       const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
       const details = { path: file.shown, bytes: bytes.length, lines: countLines(text) };
       if (text === '') return { output: `${file.shown} is empty`, value: text, details };

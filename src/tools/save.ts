@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
-import { runOnFile } from './file-errors';
+import { binaryFileRefusal, runOnFile } from './file-errors';
 import { previewFileChange } from './file-preview';
 import {
   convertLineEndings,
@@ -10,6 +10,7 @@ import {
   describeSize,
   dominantLineEnding,
   hasLineBreak,
+  isBinary,
   readIfExists,
   withFinalNewline,
 } from './text-file';
@@ -19,8 +20,9 @@ import { pathResource } from './workspace-path';
  * `save`: writes a whole file, creating it and its parent folders when missing, replacing it
  * otherwise. The written text always ends with a line break (unless it is empty), and a file
  * that is replaced keeps its line-break style (LF or CRLF). Writes nothing when the content
- * is already there. Failures the model can fix (a folder in the way, no permission, an empty
- * path) come back as error results.
+ * is already there. A binary file (see `isBinary`) is never replaced: the model cannot have
+ * read it, so writing text over it is most likely a wrong path. Failures the model can fix
+ * (a binary file, a folder in the way, no permission, an empty path) come back as error results.
  */
 export const saveTool = defineTool({
   name: 'save',
@@ -44,6 +46,7 @@ export const saveTool = defineTool({
   async execute({ path, content }, ctx) {
     return runOnFile(ctx.workspace, path, async (file) => {
       const existing = await readIfExists(file.absolute);
+      if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'save replaces text files only');
       const text = savedText(existing, content);
       const bytes = Buffer.from(text, 'utf8');
       const size = describeSize(countLines(text), bytes.length);

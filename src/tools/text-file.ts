@@ -1,5 +1,17 @@
 import { readFile } from 'node:fs/promises';
 
+/** How far into a file to look for a NUL byte, the sign of a binary file (as git decides). */
+const BINARY_SNIFF_BYTES = 8192;
+
+/**
+ * Whether `bytes` are those of a binary file: a NUL byte within the first 8 KB, the test git
+ * uses. The file tools (read, grep, save, append, patch) work on text files only and refuse
+ * these, so that none of them mangles an image or an archive.
+ */
+export function isBinary(bytes: Buffer): boolean {
+  return bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0);
+}
+
 /** A line break as stored in a file. */
 export type LineEnding = '\n' | '\r\n';
 

@@ -61,6 +61,11 @@ export class ChatView {
     if (lines.length > 0) this.print(`${lines.join('\n')}\n`);
   }
 
+  /** Shows a warning fence passes on (an SDK's, e.g. a model's deprecation) as one line above the spinner. */
+  readonly warn = (line: string): void => {
+    this.printLines([this.style.yellow(`⚠ ${line}`)]);
+  };
+
   /** Starts the spinner with a label (`thinking`, `compacting`). */
   busy(label: string): void {
     this.#spinner.start(label);

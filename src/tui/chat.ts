@@ -109,7 +109,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   // end and the next prompt (Ctrl-C above all) reach the editor instead of the terminal driver.
   const terminal = rawTerminal(process.stdin, stdout);
   try {
-    const agentModel = await loadAgentModel(setup.resolved, setup.config.models);
+    const agentModel = await loadAgentModel(setup.resolved, setup.config.models, view.warn);
     const agent = new Agent({
       ...agentModel,
       ...agentParts(session),

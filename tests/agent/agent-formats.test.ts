@@ -90,9 +90,17 @@ describe.each(['openai', 'anthropic'] as const)('native tool calls over %s', (ap
         .rawToolCall('read', '', 'call_empty'),
     );
     rig.server.reply((r) => r.text('I will fix my calls.'));
-    const agent = await makeAgent(api);
+    const shown: string[] = [];
+    const agent = await makeAgent(api, {
+      onEvent: (event) => {
+        if (event.type === 'tool_start' || event.type === 'tool_end') shown.push(`${event.type} ${event.use.callId}`);
+      },
+    });
 
     expect(await agent.run('Go.')).toEqual({ status: 'done', answer: 'I will fix my calls.' });
+    // Each call is shown as it would be had it run, refused before running or not.
+    const ids = ['call_cut', 'call_array', 'call_unknown', 'call_invalid', 'call_empty'];
+    expect(shown).toEqual(ids.flatMap((id) => [`tool_start ${id}`, `tool_end ${id}`]));
 
     const answers = results(rig.store.log);
     expect(answers.map((message) => message.callId)).toEqual(['call_cut', 'call_array', 'call_unknown', 'call_invalid', 'call_empty']);

@@ -98,6 +98,18 @@ describe('fence programs', () => {
     expect(save.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('checks the name before anything else: no trace, no workspace and a trace that is missing do not hide a bad name', async () => {
+    const said = '"bad-name!" cannot name a program: use lower-case letters, digits and _, starting with a letter (it becomes a tool name)';
+    for (const extra of [[], ['--from-trace', 'no-such-trace'], ['-w', join(dirs.workspace, 'missing')]]) {
+      const save = await fence(['programs', 'save', 'bad-name!', ...extra]);
+      expect(save.exitCode).toBe(1);
+      expect(save.stderr).toBe(`fence: ${said}`);
+      expect(save.stdout).toBe('');
+    }
+    // With a good name the same command goes on, and says there is nothing to save.
+    expect((await fence(['programs', 'save', 'good_name'])).stderr).toContain('no program run has worked yet');
+  });
+
   it('adds a run of the same code as a test, and fails a test once the code no longer reproduces it', { timeout: 60_000 }, async () => {
     const first = await runProgram(COUNT_LINES);
     expect((await fence(['programs', 'save', 'count_lines', '--from-trace', first.trace])).exitCode).toBe(0);

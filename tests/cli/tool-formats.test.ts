@@ -93,3 +93,19 @@ it('refuses an unknown --tool-format with a usage error', async () => {
   expect(result.exitCode).toBe(2);
   expect(result.stderr).toContain("option '--tool-format <format>' argument 'json' is invalid. Allowed choices are markdown, xml, tool.");
 });
+
+it('shows a native call refused for its arguments with its [running …] line, like any other call', async () => {
+  cli.server.reply((r) => r.rawToolCall('read', '[1, 2]', 'call_bad').toolCall('read', { path: 'missing.txt' }, 'call_missing'));
+  cli.server.reply((r) => r.text('Both failed.'));
+  const result = await runFence(['-n', '-m', 'local/test', '--tool-format', 'tool', 'read'], { cwd: cli.dirs.workspace, env: cli.env() });
+  expect(result.exitCode).toBe(0);
+  const progress = result.stderr.split('\n').filter((line) => /^\[|not usable|does not exist/.test(line));
+  expect(progress).toEqual([
+    '[running read]',
+    expect.stringMatching(/^ {2}The arguments of this read call are not usable \(/),
+    '[read failed]',
+    '[running read missing.txt]',
+    '  missing.txt does not exist',
+    '[read failed]',
+  ]);
+});

@@ -1,7 +1,9 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stringify } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PTC_CONFIG, loadConfig, userConfigPath, type LoadConfigResult } from '../../src/config/config';
+import { DEFAULT_PTC_CONFIG, loadConfig, parseConfigText, userConfigPath, type LoadConfigResult } from '../../src/config/config';
+import { KNOWN_KEYS } from '../../src/config/config-schema';
 import { configHome } from '../../src/config/paths';
 import { useTempWorkspace } from '../support/tool-context';
 
@@ -110,8 +112,8 @@ cache_write_per_mtok = 0
     expect(await writeConfigs({ user: 'tool_format = "tool"\n' })).toMatchObject({ config: { toolFormat: 'tool' } });
     expect(await writeConfigs({ user: 'tool_format = "tool"\n', project: 'tool_format = "xml"\n' })).toMatchObject({ config: { toolFormat: 'xml' } });
     expect(await writeConfigs({ user: 'tool_format = "tool"\n', project: '[ptc]\nmemory_mb = 32\n' })).toMatchObject({ config: { toolFormat: 'tool' } });
-    expect(await projectError('tool_format = "json"\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got a string');
-    expect(await projectError('tool_format = 1\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got an integer');
+    expect(await projectError('tool_format = "json"\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got "json"');
+    expect(await projectError('tool_format = 1\n')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got 1');
   });
 
   it('reads brief_tools_above_tokens, the project over the user, and leaves it out when neither sets it', async () => {
@@ -119,10 +121,10 @@ cache_write_per_mtok = 0
     expect('config' in neither && 'briefToolsAboveTokens' in neither.config).toBe(false);
     expect(await writeConfigs({ user: 'brief_tools_above_tokens = 500\n' })).toMatchObject({ config: { briefToolsAboveTokens: 500 } });
     expect(await writeConfigs({ user: 'brief_tools_above_tokens = 500\n', project: 'brief_tools_above_tokens = 0\n' })).toMatchObject({ config: { briefToolsAboveTokens: 0 } });
-    expect(await projectError('brief_tools_above_tokens = -1\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer');
-    expect(await projectError('brief_tools_above_tokens = "many"\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer, got a string');
+    expect(await projectError('brief_tools_above_tokens = -1\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer, got -1');
+    expect(await projectError('brief_tools_above_tokens = "many"\n')).toBe('fence.toml: brief_tools_above_tokens: expected a non-negative integer, got "many"');
     expect(await writeConfigs({ user: 'hide_tools_above_tokens = 900\n', project: 'hide_tools_above_tokens = 50\n' })).toMatchObject({ config: { hideToolsAboveTokens: 50 } });
-    expect(await projectError('hide_tools_above_tokens = 1.5\n')).toBe('fence.toml: hide_tools_above_tokens: expected a non-negative integer, got a float');
+    expect(await projectError('hide_tools_above_tokens = 1.5\n')).toBe('fence.toml: hide_tools_above_tokens: expected a non-negative integer, got 1.5');
   });
 
   it('merges the project file over the user file', async () => {
@@ -186,33 +188,40 @@ max_tool_calls = 50
 
   it('names the key of a value of the wrong type', async () => {
     expect(await projectError('[tools.get_expenses]\ndescription = "d"\ncommand = "node tools/x.js"\n')).toBe(
-      'fence.toml: tools.get_expenses.command: expected an array of strings, got a string',
+      'fence.toml: tools.get_expenses.command: expected an array of strings, got "node tools/x.js"',
     );
     expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["node", 3]\n')).toBe(
-      'fence.toml: tools.x.command: expected an array of strings, got an array holding an integer',
+      'fence.toml: tools.x.command[1]: expected a string, got 3',
     );
     expect(await projectError('[tools.x]\ndescription = "d"\ncommand = []\n')).toMatch(/^fence\.toml: tools\.x\.command: must name the program to run/);
     expect(await projectError('[tools.x]\ncommand = ["x"]\n')).toBe('fence.toml: tools.x.description: missing (required)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\ntimeout = "30s"\n')).toBe(
-      'fence.toml: tools.x.timeout: expected a positive number, got a string',
+      'fence.toml: tools.x.timeout: expected a positive number, got "30s"',
     );
-    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\ncallers = ["model"]\n')).toMatch(
-      /^fence\.toml: tools\.x\.callers: expected a non-empty array of "direct" and "program"/,
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\ncallers = ["model"]\n')).toBe(
+      'fence.toml: tools.x.callers[0]: expected "direct" or "program", got "model"',
     );
-    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\nenv = ["MY-TOKEN"]\n')).toMatch(/^fence\.toml: tools\.x\.env: /);
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\ncallers = []\n')).toBe(
+      'fence.toml: tools.x.callers: expected a non-empty array of "direct" and "program", got []',
+    );
+    expect(await projectError('[tools.x]\ndescription = "d"\ncommand = ["x"]\nenv = ["HOME", "MY-TOKEN"]\n')).toBe(
+      'fence.toml: tools.x.env[1]: expected an environment variable name such as FINANCE_TOKEN, got "MY-TOKEN"',
+    );
     expect(await projectError('tools = 3\n')).toMatch(/^fence\.toml: tools: expected a table of tools/);
-    expect(await projectError('[tools]\nx = "node"\n')).toBe('fence.toml: tools.x: expected a table, got a string');
+    expect(await projectError('[tools]\nx = "node"\n')).toBe('fence.toml: tools.x: expected a table, got "node"');
   });
 
   it('names the key of a bad policy rule and of a bad [ptc] value', async () => {
-    expect(await projectError('[[policy]]\ntool = "read"\naction = "block"\n')).toBe('fence.toml: policy[0].action: expected "allow", "deny" or "ask"');
+    expect(await projectError('[[policy]]\ntool = "read"\naction = "block"\n')).toBe('fence.toml: policy[0].action: expected "allow", "deny" or "ask", got "block"');
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\n[[policy]]\naction = "deny"\n')).toMatch(
       /^fence\.toml: policy\[1\]\.tool: missing/,
     );
     expect(await projectError('[policy]\ntool = "read"\naction = "deny"\n')).toMatch(/^fence\.toml: policy: expected an array of tables, written \[\[policy\]\]/);
-    expect(await projectError('[ptc]\nmemory_mb = 0\n')).toBe('fence.toml: ptc.memory_mb: expected a positive integer');
-    expect(await projectError('[ptc]\nmax_tool_calls = 1.5\n')).toBe('fence.toml: ptc.max_tool_calls: expected a positive integer, got a float');
-    expect(await projectError('[ptc]\neligible = ["sav"]\n')).toMatch(/^fence\.toml: ptc\.eligible: "sav" is not a built-in tool/);
+    expect(await projectError('[ptc]\nmemory_mb = 0\n')).toBe('fence.toml: ptc.memory_mb: expected a positive integer, got 0');
+    expect(await projectError('[ptc]\nmax_tool_calls = 1.5\n')).toBe('fence.toml: ptc.max_tool_calls: expected a positive integer, got 1.5');
+    expect(await projectError('[ptc]\neligible = ["sav"]\n')).toBe(
+      'fence.toml: ptc.eligible[0]: expected the name of a built-in tool (shell, save, append, patch, read, glob, grep, python, ptc), got "sav"',
+    );
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
@@ -256,25 +265,25 @@ max_output_tokens = 64000
 
   it('names the model and key of a bad [models] value', async () => {
     const model = (body: string) => `[models."openai/gpt-5"]\n${body}\n`;
-    expect(await projectError(model('context_window = 0'))).toBe('fence.toml: models."openai/gpt-5".context_window: expected a positive integer');
+    expect(await projectError(model('context_window = 0'))).toBe('fence.toml: models."openai/gpt-5".context_window: expected a positive integer, got 0');
     expect(await projectError(model('context_window = 128000.5'))).toBe(
-      'fence.toml: models."openai/gpt-5".context_window: expected a positive integer, got a float',
+      'fence.toml: models."openai/gpt-5".context_window: expected a positive integer, got 128000.5',
     );
     expect(await projectError(model('max_output_tokens = "64k"'))).toBe(
-      'fence.toml: models."openai/gpt-5".max_output_tokens: expected a positive integer, got a string',
+      'fence.toml: models."openai/gpt-5".max_output_tokens: expected a positive integer, got "64k"',
     );
-    expect(await projectError(model('input_per_mtok = -1'))).toBe('fence.toml: models."openai/gpt-5".input_per_mtok: expected a non-negative number');
+    expect(await projectError(model('input_per_mtok = -1'))).toBe('fence.toml: models."openai/gpt-5".input_per_mtok: expected a non-negative number, got -1');
     expect(await projectError(model('output_per_mtok = "$10"'))).toBe(
-      'fence.toml: models."openai/gpt-5".output_per_mtok: expected a non-negative number, got a string',
+      'fence.toml: models."openai/gpt-5".output_per_mtok: expected a non-negative number, got "$10"',
     );
     expect(await projectError(model('cache_read_per_mtok = nan'))).toBe(
-      'fence.toml: models."openai/gpt-5".cache_read_per_mtok: expected a non-negative number, got a float',
+      'fence.toml: models."openai/gpt-5".cache_read_per_mtok: expected a non-negative number, got nan',
     );
     expect(await projectError(model('cache_write_per_mtok = [1]'))).toBe(
-      'fence.toml: models."openai/gpt-5".cache_write_per_mtok: expected a non-negative number, got an array',
+      'fence.toml: models."openai/gpt-5".cache_write_per_mtok: expected a non-negative number, got [1]',
     );
-    expect(await projectError('[models]\n"openai/gpt-5" = 3\n')).toBe('fence.toml: models."openai/gpt-5": expected a table, got an integer');
-    expect(await projectError('models = ["openai/gpt-5"]\n')).toBe('fence.toml: models: expected a table of models, e.g. [models."openai/gpt-5"], got an array');
+    expect(await projectError('[models]\n"openai/gpt-5" = 3\n')).toBe('fence.toml: models."openai/gpt-5": expected a table, got 3');
+    expect(await projectError('models = ["openai/gpt-5"]\n')).toBe('fence.toml: models: expected a table of models, e.g. [models."openai/gpt-5"], got ["openai/gpt-5"]');
   });
 
   it('refuses unknown [models] keys, naming the known ones, and model ids without a provider', async () => {
@@ -315,7 +324,7 @@ max_output_tokens = 64000
 
   it('reports the user file by its path', async () => {
     const result = await writeConfigs({ user: '[ptc]\nmemory_mb = -1\n' });
-    expect(result).toEqual({ error: `${join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml')}: ptc.memory_mb: expected a positive integer` });
+    expect(result).toEqual({ error: `${join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml')}: ptc.memory_mb: expected a positive integer, got -1` });
   });
 
   it('says when a file exists but cannot be read', async () => {
@@ -387,15 +396,15 @@ command = "plain-server"
   });
 
   it('names the key of a value of the wrong type', async () => {
-    expect(await projectError('[mcp.servers.x]\ncommand = ["node", "s.js"]\n')).toBe('fence.toml: mcp.servers.x.command: expected a string, got an array');
+    expect(await projectError('[mcp.servers.x]\ncommand = ["node", "s.js"]\n')).toBe('fence.toml: mcp.servers.x.command: expected a string, got ["node", "s.js"]');
     expect(await projectError('[mcp.servers.x]\ncommand = ""\n')).toMatch(/^fence\.toml: mcp\.servers\.x\.command: must name the program/);
-    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nargs = ["a", 1]\n')).toBe('fence.toml: mcp.servers.x.args: expected an array of strings, got an array holding an integer');
-    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nenv = { A = 1 }\n')).toMatch(/^fence\.toml: mcp\.servers\.x\.env: expected a table of strings, .*got a table holding an integer$/);
-    expect(await projectError('[mcp.servers.x]\nurl = "ftp://h/mcp"\n')).toBe('fence.toml: mcp.servers.x.url: expected an http:// or https:// URL');
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nargs = ["a", 1]\n')).toBe('fence.toml: mcp.servers.x.args[1]: expected a string, got 1');
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\nenv = { A = 1 }\n')).toBe('fence.toml: mcp.servers.x.env.A: expected a string, got 1');
+    expect(await projectError('[mcp.servers.x]\nurl = "ftp://h/mcp"\n')).toBe('fence.toml: mcp.servers.x.url: expected an http:// or https:// URL, got "ftp://h/mcp"');
     expect(await projectError('[mcp.servers.x]\ncommand = "a"\ncallers = ["model"]\n')).toBe(
-      'fence.toml: mcp.servers.x.callers: expected a non-empty array of "direct" and "program", got an array',
+      'fence.toml: mcp.servers.x.callers[0]: expected "direct" or "program", got "model"',
     );
-    expect(await projectError('[mcp.servers.x]\ncommand = "a"\ntimeout = 0\n')).toBe('fence.toml: mcp.servers.x.timeout: expected a positive number');
+    expect(await projectError('[mcp.servers.x]\ncommand = "a"\ntimeout = 0\n')).toBe('fence.toml: mcp.servers.x.timeout: expected a positive number, got 0');
     expect(await projectError('[mcp]\nservers = 3\n')).toMatch(/^fence\.toml: mcp\.servers: expected a table of servers/);
   });
 
@@ -405,5 +414,50 @@ command = "plain-server"
     );
     expect(await projectError('[mcp.server.x]\ncommand = "a"\n')).toBe('fence.toml: mcp: unknown key "server" (known keys: servers)');
     expect(await projectError('[mcp.servers."my server"]\ncommand = "a"\n')).toBe('fence.toml: mcp.servers."my server": a server name is letters, digits, _ and -, e.g. finance');
+  });
+});
+
+describe('a value no key takes', () => {
+  /** A TOML date: no key of the configuration takes one. */
+  const date = new Date('1979-05-27T07:32:00Z');
+
+  /** Every table of the file: where it sits, the keys it knows, and keys that make it valid otherwise. */
+  const tables: { at: string[]; keys: readonly string[]; valid: Record<string, unknown> }[] = [
+    { at: [], keys: KNOWN_KEYS.top, valid: {} },
+    { at: ['tools', 'x'], keys: KNOWN_KEYS.tool, valid: { description: 'd', command: ['x'] } },
+    { at: ['policy'], keys: KNOWN_KEYS.rule, valid: { tool: 'read', action: 'deny' } },
+    { at: ['ptc'], keys: KNOWN_KEYS.ptc, valid: {} },
+    { at: ['models', 'openai/gpt-5'], keys: KNOWN_KEYS.model, valid: {} },
+    { at: ['mcp'], keys: KNOWN_KEYS.mcp, valid: {} },
+    { at: ['mcp', 'servers', 'x'], keys: KNOWN_KEYS.mcpServer, valid: { command: 'a' } },
+  ];
+  const cases = tables.flatMap(({ at, keys, valid }) =>
+    keys.map((key) => {
+      // A [[policy]] rule is an item of an array: written policy[0].
+      const where = at[0] === 'policy' ? ['policy[0]'] : at.map((name) => (/^[\w-]+$/.test(name) ? name : JSON.stringify(name)));
+      return { at, key, valid, written: [...where, key].join('.') };
+    }),
+  );
+
+  it.each(cases)('is refused at $written, naming the key, what it takes and the value', ({ at, key, valid, written }) => {
+    const table: Record<string, unknown> = { ...valid, [key]: date };
+    const file = at[0] === 'policy' ? { policy: [table] } : at.reduceRight<Record<string, unknown>>((inner, name) => ({ [name]: inner }), table);
+    const result = parseConfigText(stringify(file), 'fence.toml');
+    expect(result).toEqual({ error: expect.stringMatching(/^fence\.toml: [^:]+: expected .+, got 1979-05-27T07:32:00\.000Z$/) });
+    expect('error' in result && result.error.split(': ')[1]).toBe(written);
+  });
+
+  it('is shown as the file wrote it: text quoted and cut when long, numbers, arrays and tables inline', () => {
+    const error = (text: string) => {
+      const result = parseConfigText(text, 'fence.toml');
+      return 'error' in result ? result.error : 'no error';
+    };
+    expect(error('tool_format = "yaml"')).toBe('fence.toml: tool_format: expected "markdown", "xml" or "tool", got "yaml"');
+    expect(error(`tool_format = "${'x'.repeat(200)}"`)).toMatch(/got "x{57}…"$/);
+    expect(error('tool_format = true')).toMatch(/got true$/);
+    expect(error('hide_tools_above_tokens = -inf')).toMatch(/got -inf$/);
+    expect(error('policy = { tool = "read", action = "deny" }')).toMatch(/got \{ tool = "read", action = "deny" \}$/);
+    expect(error(`[ptc]\neligible = "save"`)).toMatch(/^fence\.toml: ptc\.eligible: expected an array of built-in tool names, got "save"$/);
+    expect(error(`[ptc]\nmemory_mb = [${'1, '.repeat(40)}1]`)).toMatch(/got an array of 41 items$/);
   });
 });

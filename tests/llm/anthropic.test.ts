@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMessage, type Message } from '../../src/conversation/message';
 import { createAnthropicProvider } from '../../src/llm/anthropic';
 import type { StreamEvent } from '../../src/llm/provider';
@@ -21,6 +21,23 @@ const conversation: Message[] = [createMessage('system', 'You are fence.'), crea
 const types = (events: StreamEvent[]) => events.map((event) => event.type);
 
 describe('Anthropic adapter streaming', () => {
+  it("passes the SDK's deprecation warning on as one line, once however many requests, and never to the console", async () => {
+    const warned: string[] = [];
+    const console_ = vi.spyOn(console, 'warn');
+    try {
+      const deprecated = createAnthropicProvider({ apiKey: 'test-key', baseURL: server.anthropicBaseURL }, { warn: (line) => warned.push(line) });
+      server.reply((r) => r.text('one')).reply((r) => r.text('two'));
+      // A model the SDK (at the version fence pins) knows as deprecated.
+      await collect(deprecated.stream({ model: 'claude-sonnet-4-5', messages: conversation }));
+      await collect(deprecated.stream({ model: 'claude-sonnet-4-5', messages: conversation }));
+      expect(console_).not.toHaveBeenCalled();
+    } finally {
+      console_.mockRestore();
+    }
+    expect(warned).toEqual([expect.stringMatching(/^Anthropic SDK: The model 'claude-sonnet-4-5' is deprecated and will reach end-of-life on .+\d{4}$/)]);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('streams text and reads input usage at the start and output usage at the end', async () => {
     server.reply((r) => r.text('Hello ').text('world').usage({ input: 12, output: 3, cacheRead: 4, cacheWrite: 2 }));
     const events = await collect(provider().stream({ model: 'claude-test', messages: conversation }));

@@ -8,6 +8,7 @@ describe('resolveModel', () => {
       provider: 'anthropic',
       model: 'claude-sonnet-4-6',
       apiKey: 'a',
+      keySource: { variable: 'ANTHROPIC_API_KEY', set: true },
       defaulted: true,
     });
     expect(resolveModel(undefined, { OPENROUTER_API_KEY: 'r', OPENAI_API_KEY: 'o' })).toMatchObject({ id: 'openai/gpt-5', apiKey: 'o', defaulted: true });
@@ -16,6 +17,7 @@ describe('resolveModel', () => {
       provider: 'openrouter',
       model: 'anthropic/claude-sonnet-4.6',
       apiKey: 'r',
+      keySource: { variable: 'OPENROUTER_API_KEY', set: true },
       baseURL: OPENROUTER_BASE_URL,
       defaulted: true,
     });
@@ -54,9 +56,15 @@ describe('resolveModel', () => {
       provider: 'openai',
       model: 'gpt-5',
       apiKey: 'local',
+      keySource: { variable: 'OPENAI_API_KEY', set: false },
       baseURL: 'http://127.0.0.1:9/v1',
     });
-    expect(resolveModel('anthropic/claude-x', { ANTHROPIC_API_KEY: 'a', ANTHROPIC_BASE_URL: 'http://proxy' })).toMatchObject({ apiKey: 'a', baseURL: 'http://proxy' });
+    expect(resolveModel('anthropic/claude-x', { ANTHROPIC_API_KEY: 'a', ANTHROPIC_BASE_URL: 'http://proxy' })).toMatchObject({
+      apiKey: 'a',
+      keySource: { variable: 'ANTHROPIC_API_KEY', set: true },
+      baseURL: 'http://proxy',
+    });
+    expect(resolveModel('local/q', { OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'http://x/v1' })).toMatchObject({ apiKey: 'o', keySource: { variable: 'OPENAI_API_KEY', set: true } });
   });
 
   it('resolves local/<model> with only OPENAI_BASE_URL, and refuses it without', () => {
@@ -65,6 +73,7 @@ describe('resolveModel', () => {
       provider: 'local',
       model: 'qwen2.5-coder:7b',
       apiKey: 'local',
+      keySource: { variable: 'OPENAI_API_KEY', set: false },
       baseURL: 'http://localhost:11434/v1',
     });
     const refused = resolveModel('local/qwen', { OPENAI_API_KEY: 'o' });

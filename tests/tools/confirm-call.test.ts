@@ -368,6 +368,16 @@ describe('the preview of a confirmation request', () => {
     expect(readFileSync(file, 'utf8')).toBe('- first');
   });
 
+  it('for a binary file: a note naming it, and no diff of its bytes', async () => {
+    await writeFile(join(workspace(), 'vars.txt'), Buffer.from('a = 1\n', 'utf16le'));
+    for (const spec of [saveTool, appendTool] as ToolSpec[]) {
+      expect(await previewShown(spec, { path: 'vars.txt', content: 'b = 2\n' })).toEqual({
+        kind: 'note',
+        text: 'vars.txt is a binary file (12 bytes); no diff to show',
+      });
+    }
+  });
+
   it('for append to a missing file: a created diff from empty text', async () => {
     const preview = await previewShown(appendTool as ToolSpec, { path: 'new/log.md', content: 'line' });
     expect(preview).toEqual({ kind: 'diff', path: join('new', 'log.md'), before: '', after: 'line\n', created: true });

@@ -91,7 +91,10 @@ describe('grep', () => {
     await file('image.bin', Buffer.from([0x89, 0, 1]));
     await file('huge.log', '');
     await truncate(join(workspaceDir(), 'huge.log'), GREP_FILE_LIMIT_BYTES + 1);
-    expect(await grep('x', 'image.bin')).toEqual({ output: 'image.bin is a binary file; grep searches text files only', isError: true });
+    expect(await grep('x', 'image.bin')).toEqual({
+      output: 'image.bin is a binary file (3 bytes); grep searches text files only. Inspect it with the shell (e.g. file image.bin)',
+      isError: true,
+    });
     expect(await grep('x', 'huge.log')).toMatchObject({ isError: true, output: expect.stringMatching(/^huge.log is over 2 MB/) });
   });
 

@@ -119,6 +119,31 @@ describe('the chat in a terminal', () => {
     expect(await resumed.exited).toBe(0);
   });
 
+  it("shows an SDK's own warning as one line of the chat, once, with the screen left clean", { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    server.reply((r) => r.text('First answer.')).reply((r) => r.text('Second answer.'));
+    // A model the Anthropic SDK (at the version fence pins) warns about as deprecated.
+    running = startTerminalSession({
+      args: ['-m', 'anthropic/claude-sonnet-4-5'],
+      cwd: dirs.workspace,
+      env: { FENCE_HOME: dirs.home, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: 'test-key', EDITOR: 'false' },
+    });
+    const chat = running;
+    await chat.waitFor('/help for commands');
+    chat.type(`hello${KEYS.enter}`);
+    await chat.waitFor(/^First answer\.$/m);
+    await promptShown(chat);
+    chat.type(`again${KEYS.enter}`);
+    await chat.waitFor(/^Second answer\.$/m);
+    await promptShown(chat);
+    const lines = chat.lines();
+    expect(lines.filter((line) => line.includes('deprecated'))).toEqual([expect.stringMatching(/^⚠ Anthropic SDK: The model 'claude-sonnet-4-5' is deprecated/)]);
+    expect(lines.join('\n')).not.toContain('Please migrate');
+    expect(messes(lines)).toEqual([]);
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
+
   it('stops a running tool with Ctrl-C and keeps the shell; -y runs tools unasked', { timeout: 60_000 }, async () => {
     const { server } = cli;
     server
