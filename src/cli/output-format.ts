@@ -96,22 +96,16 @@ export function resultBeforeRun(stop: RunStop, error: string, durationMs: number
  * line by line (`jq -c`, `readline`). Each prompt starts with a `prompt` line. Text deltas and
  * `turn` events are left out: a reply appears once, whole, as an `assistant` line. Each request sent again is one `retry` line,
  * marked `restart` when the connection dropped mid-reply (the `restart` event and the `retry`
- * after it make one line). A tool result whose call had no `tool_start`
- * (a native call fence refused before running it) is preceded by its `tool_use` line, so every
- * `tool_result` follows its `tool_use`. Event types it does not know are ignored. Never throws
+ * after it make one line). Every `tool_result` follows its `tool_use`, as the agent sends a
+ * `tool_start` before each `tool_end`. Event types it does not know are ignored. Never throws
  * for odd input; errors thrown by `write` itself reach the caller.
  */
 export function createStreamJsonWriter(write: (line: string) => void): StreamJsonWriter {
   let sessionId = '';
-  /** The tool uses whose `tool_use` line was written. */
-  const announced = new WeakSet<ToolUse>();
   /** The attempt a `restart` announced, until its `retry` comes. */
   let restarted: number | undefined;
   const emit = (line: StreamJsonLine) => write(`${jsonLine(line)}\n`);
-  const toolUse = (use: ToolUse): StreamJsonLine => {
-    announced.add(use);
-    return { type: 'tool_use', session_id: sessionId, tool: use.tool, ...callId(use), input: toolInput(use) };
-  };
+  const toolUse = (use: ToolUse): StreamJsonLine => ({ type: 'tool_use', session_id: sessionId, tool: use.tool, ...callId(use), input: toolInput(use) });
   /** The lines of one event. To report a new event type, add its case; any other writes nothing. */
   const linesFor = (event: AgentEvent): StreamJsonLine[] => {
     switch (event.type) {
@@ -122,7 +116,7 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
       case 'tool_start':
         return [toolUse(event.use)];
       case 'tool_end':
-        return [...(announced.has(event.use) ? [] : [toolUse(event.use)]), toolResultLine(event.use, event.outcome, sessionId)];
+        return [toolResultLine(event.use, event.outcome, sessionId)];
       case 'restart':
         // Always followed by the `retry` of the same attempt, which carries the wait: one line for both.
         restarted = event.attempt;

@@ -156,20 +156,6 @@ describe('stream-json writer', () => {
     ]);
   });
 
-  it('announces a call that was refused without a tool_start before its result, once', () => {
-    const { writer, lines } = collect();
-    const refused: ToolUse = { tool: 'read', args: [], content: '', format: 'tool', callId: 'call_2', start: 0, end: 0 };
-    writer.start(start);
-    writer.event({ type: 'tool_end', use: refused, outcome: { tool: 'read', result: { output: 'The arguments of this read call are not usable.', isError: true } } });
-    writer.event({ type: 'tool_end', use: shellUse, outcome: shellOutcome });
-    expect(lines().slice(1)).toEqual([
-      { type: 'tool_use', session_id: 's1', tool: 'read', call_id: 'call_2', input: {} },
-      { type: 'tool_result', session_id: 's1', tool: 'read', call_id: 'call_2', output: 'The arguments of this read call are not usable.', is_error: true },
-      { type: 'tool_use', session_id: 's1', tool: 'shell', input: { args: [], content: 'ls' } },
-      { type: 'tool_result', session_id: 's1', tool: 'shell', output: 'a.txt\nb.txt\n[exit code 0]', is_error: false },
-    ]);
-  });
-
   it('marks where each prompt starts with a prompt line, in run order', () => {
     const { writer, lines } = collect();
     writer.start(start);
@@ -260,6 +246,7 @@ describe('stream-json writer', () => {
         const raw: string[] = [];
         const writer = createStreamJsonWriter((line) => raw.push(line));
         const use: ToolUse = { tool, args: [output], content: output, format: 'markdown', start: 0, end: 0 };
+        writer.event({ type: 'tool_start', use });
         writer.event({ type: 'tool_end', use, outcome: { tool, result: { output } } });
         expect(raw).toHaveLength(2);
         for (const line of raw) expect(line.indexOf('\n')).toBe(line.length - 1);
