@@ -139,7 +139,9 @@ describe('the chat in a terminal', () => {
     await chat.waitFor('The shell survived.');
     expect(chat.screen().join('\n')).toContain('│ still here');
     // The interrupted call got its result, and the conversation went on from it.
-    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('Interrupted');
+    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('Interrupted before it finished.');
+    // Only the run stopped: nothing tells the model that its shell is gone.
+    expect(JSON.stringify(server.requests[1]?.body.messages)).not.toContain('new shell');
     expect(firstPrompt).toContain('wait a while');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
