@@ -304,7 +304,7 @@ describe('readSession', () => {
     appendFileSync(logPath('shown'), '{"role":"user","content":"tor');
     const before = readFileSync(logPath('shown'), 'utf8');
 
-    expect(readSession(home, 'shown')).toEqual({ info: store.info, log: sample });
+    expect(readSession(home, 'shown')).toEqual({ info: store.info, log: sample, undone: [] });
     expect(readFileSync(logPath('shown'), 'utf8')).toBe(before);
     expect(lockHolder('shown').pid).toBe(process.pid);
   });
