@@ -13,6 +13,7 @@ import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
 import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
+import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
 
 /** Options of the default command, as commander parses them. */
@@ -212,7 +213,10 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     if (ending.message) err.write(`fence: ${ending.message}; session ${session.store.id}\n`);
     if (output === 'json') process.stdout.write(jsonResult(summary));
     else if (stream) stream.result(summary);
-    else if (!summary.is_error) process.stdout.write(ending.answer.endsWith('\n') ? ending.answer : `${ending.answer}\n`);
+    // The answer was streamed on stderr: printed again on the same terminal, it would show twice.
+    else if (!summary.is_error && !(ending.stop === 'done' && sameTerminal(1, 2))) {
+      process.stdout.write(ending.answer.endsWith('\n') ? ending.answer : `${ending.answer}\n`);
+    }
     return EXIT_CODES[ending.stop];
   } finally {
     if (timer) clearTimeout(timer);
