@@ -3,7 +3,7 @@ import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, USAGE_EXIT_CODE, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
-import { latestSession, readSession } from '../conversation/session-store';
+import { readSession } from '../conversation/session-store';
 import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
@@ -11,6 +11,7 @@ import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
+import { resumeTarget } from './resume-target';
 import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
@@ -61,7 +62,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const output = options.outputFormat ?? 'text';
   const interactive = !options.nonInteractive && !options.auto && output === 'text' && process.stdin.isTTY === true;
   const prompts = await withPipedInput(splitPrompts(words));
-  const resumeId = options.resume === true ? latestSessionId(options.workspace) : options.resume === undefined ? undefined : { id: options.resume };
+  const resumeId = options.resume === undefined ? undefined : resumeTarget(fenceHome(), options.resume, options.workspace);
   if (resumeId !== undefined && 'error' in resumeId) {
     err.write(`fence: ${resumeId.error}\n`);
     return USAGE_EXIT_CODE;
@@ -243,12 +244,4 @@ function describeOutcome(outcome: RunOutcome, stoppedBy: 'timeout' | undefined, 
       }
       return { stop: 'interrupted', answer: '', message: 'interrupted' };
   }
-}
-
-/** The latest session of the workspace (for `-r` without an id), or why there is none. */
-function latestSessionId(dir: string | undefined): { id: string } | { error: string } {
-  const workspace = resolveWorkspace(dir);
-  if ('error' in workspace) return workspace;
-  const latest = latestSession(fenceHome(), workspace.path);
-  return latest ? { id: latest.id } : { error: `no earlier session in ${workspace.path} to resume (fence sessions list shows them all)` };
 }

@@ -141,6 +141,52 @@ describe('kill -9, then --resume', () => {
     expect(JSON.stringify(cli.server.requests[2]?.body.messages).match(/The tools changed/g)).toHaveLength(1);
   });
 
+  describe('a prompt after -r', () => {
+    const fence = (args: string[]) => runFence(['-m', 'local/test', '-n', ...args], { cwd: cli.dirs.workspace, env: cli.env() });
+
+    it('is refused with how to write it, never taken for an id or run as a prompt; -- and --resume <id> work', async () => {
+      cli.server.reply((r) => r.text('Started.'));
+      expect((await fence(['--name', 'fix-login', 'fix the login'])).exitCode).toBe(0);
+      const before = readOnlySessionLog(cli.dirs.home);
+
+      const refused = await fence(['-r', 'please continue']);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr.trim()).toBe(
+        "fence: no session \"please continue\" to resume. To give the latest session a prompt, put -- before it: -r -- 'please continue' (or name the session: --resume <id> 'please continue'). fence sessions list shows the sessions.",
+      );
+      expect(cli.server.requests).toHaveLength(1);
+      expect(readOnlySessionLog(cli.dirs.home)).toEqual(before);
+
+      cli.server.reply((r) => r.text('Continued.'));
+      const dashed = await fence(['-r', '--', 'please continue']);
+      expect(dashed.exitCode).toBe(0);
+      expect(dashed.stdout).toBe('Continued.');
+      cli.server.reply((r) => r.text('Named.'));
+      const named = await fence(['--resume', 'fix-login', 'and the logout']);
+      expect(named.exitCode).toBe(0);
+      const prompts = readOnlySessionLog(cli.dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
+      expect(prompts).toEqual(['fix the login', 'please continue', 'and the logout']);
+    });
+
+    it('that begins a session id is not taken for that session: the error names it', async () => {
+      cli.server.reply((r) => r.text('Started.'));
+      expect((await fence(['--name', 'fix-login', 'fix the login'])).exitCode).toBe(0);
+      const before = readOnlySessionLog(cli.dirs.home);
+
+      const refused = await fence(['-r', 'fix']);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr).toContain('fence: no session "fix" to resume; it begins the id of fix-login: give the whole id.');
+      expect(refused.stderr).toContain('-r -- fix');
+      expect(cli.server.requests).toHaveLength(1);
+      expect(readOnlySessionLog(cli.dirs.home)).toEqual(before);
+
+      cli.server.reply((r) => r.text('Fixed.'));
+      const dashed = await fence(['-r', '--', 'fix']);
+      expect(dashed.exitCode).toBe(0);
+      expect(readOnlySessionLog(cli.dirs.home).filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['fix the login', 'fix']);
+    });
+  });
+
   it('says plainly when there is no such session', async () => {
     const result = await runFence(['-m', 'local/test', '-n', '--resume', 'nope'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(2);
