@@ -55,10 +55,11 @@ function buildProgram(): Command {
     });
   sessions
     .command('show <id>')
-    .description("print a session's conversation")
-    .action(async (id: string) => {
+    .description("print a session's conversation (<id> may be the start of an id)")
+    .option('--system-prompt', 'print the system prompt whole instead of one line about it')
+    .action(async (id: string, options: { systemPrompt?: boolean }) => {
       const { showSessionCommand } = await import('./sessions-command');
-      process.exitCode = showSessionCommand(id);
+      process.exitCode = showSessionCommand(id, options);
     });
   program
     .command('run <program>')
