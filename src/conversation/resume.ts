@@ -54,7 +54,7 @@ function isToolResult(message: Message | undefined): boolean {
  * puts it before what the call printed), or `kill -9` and a crash (the result added at the
  * next resume). It holds in each case: the call may or may not have taken effect; the shell
  * and the Python kernel did not survive, so their state is gone; background processes were
- * swept by a clean stop but outlive a killed fence.
+ * swept by a clean stop but may outlive a killed fence.
  */
 export function interruptedCallNote(tool?: string): string {
   const call = tool ? `${tool} call` : 'tool call';
