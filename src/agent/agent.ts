@@ -1,4 +1,5 @@
 import { createMessage, type Message, type NativeToolCall, type Usage } from '../conversation/message';
+import { interruptedCallNote } from '../conversation/resume';
 import type { SessionStore } from '../conversation/session-store';
 import { formatNativeCall } from '../llm/native-calls';
 import type { FailureKind } from '../llm/failure';
@@ -55,6 +56,11 @@ export interface AgentOptions {
   loopDetector?: LoopWatch;
   /** The model's context window: every request is kept inside it (absent: no limit is known). */
   context?: ContextOptions;
+  /**
+   * The end of the session: it stops the run under way and every later one, and the session's
+   * shell and kernel are closed after it. A tool call it cuts is stored with
+   * `interruptedCallNote` before what the call printed, marked `meta.interrupted`.
+   */
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
 }
@@ -440,8 +446,10 @@ export class Agent {
     const { registry, onEvent } = this.options;
     const { store } = this;
     onEvent?.({ type: 'tool_start', use });
-    const outcome = await runToolUse(use, registry, this.toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
-    this.appendResult(use, outcome);
+    const ran = await runToolUse(use, registry, this.toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
+    const sessionEnded = this.options.signal?.aborted === true;
+    const outcome = sessionEnded ? cutBySessionEnd(ran) : ran;
+    this.appendResult(use, outcome, sessionEnded);
     this.nudges = 0;
     if (this.options.auto && outcome.tool === COMPLETE_TOOL && !outcome.result.isError) {
       return { status: 'done', answer: completionText(outcome.result.value) || lastWords, completed: true };
@@ -457,7 +465,7 @@ export class Agent {
     return undefined;
   }
 
-  private appendResult(use: ToolUse, outcome: ToolRunOutcome): void {
+  private appendResult(use: ToolUse, outcome: ToolRunOutcome, interrupted = false): void {
     this.store.append(
       createMessage('system', outcome.result.output, {
         ...(use.callId ? { callId: use.callId } : {}),
@@ -465,6 +473,7 @@ export class Agent {
           toolResult: true,
           tool: outcome.tool,
           ...(outcome.result.isError ? { isError: true } : {}),
+          ...(interrupted ? { interrupted: true } : {}),
           ...(outcome.fullOutputPath ? { fullOutput: outcome.fullOutputPath } : {}),
         },
       }),
@@ -479,6 +488,15 @@ export class Agent {
  */
 function proseOf(reply: Reply): string {
   return (reply.toolUse ? reply.text.slice(0, reply.toolUse.start) : reply.text).trim();
+}
+
+/**
+ * The result of a call that the session's end cut: the interrupted note (the same text a call
+ * cut by `kill -9` gets on resume), then what the call itself reported. An error result.
+ */
+function cutBySessionEnd(outcome: ToolRunOutcome): ToolRunOutcome {
+  const output = `${interruptedCallNote(outcome.tool)}\n\nWhat the call reported before it stopped:\n${outcome.result.output}`;
+  return { ...outcome, result: { ...outcome.result, output, isError: true } };
 }
 
 /** A native call as streamed, with its arguments checked and the form that is stored. */

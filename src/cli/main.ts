@@ -15,7 +15,7 @@ function buildProgram(): Command {
     .option('-m, --model <id>', 'model as provider/model, e.g. anthropic/claude-sonnet-4-6, openai/gpt-5, local/qwen3')
     .option('-w, --workspace <dir>', 'folder the tools work in (default: the current folder)')
     .option('--name <name>', 'name of the new session (default: date, time and a random suffix)')
-    .option('-r, --resume [id]', 'go on with a session (without an id: the latest of this workspace), with its model, tool format and workspace unless given again')
+    .option('-r, --resume [id]', 'go on with a session (without an id: the latest of this workspace), with its model, tool format and workspace unless given again; a prompt right after -r needs -- before it')
     .option('--auto', 'autonomous: implies -n and -y; runs until the model calls complete or a budget ends')
     .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
     .option('--max-cost <usd>', 'stop before the run costs more than this, in US dollars', parsePositiveNumber)
@@ -55,10 +55,11 @@ function buildProgram(): Command {
     });
   sessions
     .command('show <id>')
-    .description("print a session's conversation")
-    .action(async (id: string) => {
+    .description("print a session's conversation (<id> may be the start of an id)")
+    .option('--system-prompt', 'print the system prompt whole instead of one line about it')
+    .action(async (id: string, options: { systemPrompt?: boolean }) => {
       const { showSessionCommand } = await import('./sessions-command');
-      process.exitCode = showSessionCommand(id);
+      process.exitCode = showSessionCommand(id, options);
     });
   program
     .command('run <program>')

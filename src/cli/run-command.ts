@@ -3,7 +3,7 @@ import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
-import { latestSession, newSessionNameProblem, readSession } from '../conversation/session-store';
+import { newSessionNameProblem, readSession } from '../conversation/session-store';
 import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
@@ -11,8 +11,10 @@ import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
+import { resumeTarget } from './resume-target';
 import { createStreamJsonWriter, jsonResult, resultBeforeRun, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
+import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
 
 /** Options of the default command, as commander parses them. */
@@ -67,7 +69,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   };
   const interactive = !options.nonInteractive && !options.auto && output === 'text' && process.stdin.isTTY === true;
   const prompts = await withPipedInput(splitPrompts(words));
-  const resumeId = options.resume === true ? latestSessionId(options.workspace) : options.resume === undefined ? undefined : { id: options.resume };
+  const resumeId = options.resume === undefined ? undefined : resumeTarget(fenceHome(), options.resume, options.workspace);
   if (resumeId !== undefined && 'error' in resumeId) return failBeforeRun('usage', resumeId.error);
   const resumed = resumeId === undefined ? undefined : readSession(fenceHome(), resumeId.id);
   if (resumeId !== undefined && !resumed) return failBeforeRun('usage', `no session "${resumeId.id}" to resume (fence sessions list shows them)`);
@@ -201,7 +203,10 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     if (ending.message) err.write(`fence: ${ending.message}; session ${session.store.id}\n`);
     if (output === 'json') process.stdout.write(jsonResult(summary));
     else if (stream) stream.result(summary);
-    else if (!summary.is_error) process.stdout.write(ending.answer.endsWith('\n') ? ending.answer : `${ending.answer}\n`);
+    // The answer was streamed on stderr: printed again on the same terminal, it would show twice.
+    else if (!summary.is_error && !(ending.stop === 'done' && sameTerminal(1, 2))) {
+      process.stdout.write(ending.answer.endsWith('\n') ? ending.answer : `${ending.answer}\n`);
+    }
     return EXIT_CODES[ending.stop];
   } finally {
     if (timer) clearTimeout(timer);
@@ -228,12 +233,4 @@ function describeOutcome(outcome: RunOutcome, stoppedBy: 'timeout' | undefined, 
       }
       return { stop: 'interrupted', answer: '', message: 'interrupted' };
   }
-}
-
-/** The latest session of the workspace (for `-r` without an id), or why there is none. */
-function latestSessionId(dir: string | undefined): { id: string } | { error: string } {
-  const workspace = resolveWorkspace(dir);
-  if ('error' in workspace) return workspace;
-  const latest = latestSession(fenceHome(), workspace.path);
-  return latest ? { id: latest.id } : { error: `no earlier session in ${workspace.path} to resume (fence sessions list shows them all)` };
 }

@@ -1,34 +1,120 @@
+import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
-import { listSessions, readSession } from '../conversation/session-store';
+import type { Message } from '../conversation/message';
+import { findSession, listSessions, type SessionSummary } from '../conversation/session-store';
+import type { ModelInfo } from '../llm/model-info';
+import { dollars, sessionUsage, shortCount } from '../tui/session-usage';
 
-/** `fence sessions list`: one line a session, newest first. Returns the exit code. */
+/** Width a listing is cut to when stdout is not a terminal. */
+const PIPED_WIDTH = 160;
+
+/**
+ * `fence sessions list`: a header, then one line a session, newest first: its id, when it
+ * started, its model, its requests and their cost (replies taken back by /undo included; `-`
+ * when the model's prices are unknown), and its name or first prompt, cut to fit the terminal.
+ * Returns the exit code.
+ */
 export function listSessionsCommand(): number {
   const sessions = listSessions(fenceHome());
   if (sessions.length === 0) {
     process.stdout.write('no sessions yet\n');
     return 0;
   }
-  for (const s of sessions) {
-    const running = s.running ? '  (running)' : '';
-    process.stdout.write(`${s.id}  ${s.createdAt.slice(0, 16).replace('T', ' ')}  ${s.model}  ${s.messages} messages  ${s.workspace}${running}\n`);
+  const prices = new ModelPrices();
+  const rows = sessions.map((session) => {
+    const usage = sessionUsage(session.paid, prices.forWorkspace(session.workspace));
+    return [
+      session.id,
+      session.createdAt.slice(0, 16).replace('T', ' '),
+      session.model,
+      String(usage.requests),
+      usage.costUsd === undefined ? '-' : dollars(usage.costUsd),
+      `${session.running ? '[running] ' : ''}${about(session)}`,
+    ];
+  });
+  const header = ['session', 'started', 'model', 'requests', 'cost', 'name or first prompt'];
+  const widths = header.slice(0, -1).map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const width = process.stdout.isTTY ? process.stdout.columns || 80 : PIPED_WIDTH;
+  for (const row of [header, ...rows]) {
+    const line = row.map((cell, column) => (column < widths.length ? cell.padEnd(widths[column] ?? 0) : cell)).join('  ');
+    process.stdout.write(`${cut(line, width)}\n`);
   }
   return 0;
 }
 
-/** `fence sessions show <id>`: the conversation as readable text, also while it runs. Returns the exit code. */
-export function showSessionCommand(id: string): number {
-  const session = readSession(fenceHome(), id);
-  if (!session) {
-    process.stderr.write(`fence: no session "${id}" in ${fenceHome()}/sessions (fence sessions list shows them)\n`);
+/** What a session is about, on one line: its name when it was given one besides its id, else its first prompt. */
+function about(session: SessionSummary): string {
+  if (session.name && session.name !== session.id) return session.name;
+  return session.firstPrompt === undefined ? '(no prompt yet)' : session.firstPrompt.replace(/\s+/g, ' ').trim();
+}
+
+/** `text`, cut to `width` characters with an ellipsis. */
+function cut(text: string, width: number): string {
+  const chars = [...text.trimEnd()];
+  return chars.length <= width ? chars.join('') : `${chars.slice(0, Math.max(1, width - 1)).join('')}…`;
+}
+
+/** The `[models]` prices of each workspace's configuration, read once each; none where it cannot be read. */
+class ModelPrices {
+  private readonly byWorkspace = new Map<string, Readonly<Record<string, ModelInfo>>>();
+
+  forWorkspace(workspace: string): Readonly<Record<string, ModelInfo>> {
+    let models = this.byWorkspace.get(workspace);
+    if (!models) {
+      const loaded = loadConfig({ workspace, env: process.env });
+      models = 'error' in loaded ? {} : loaded.config.models;
+      this.byWorkspace.set(workspace, models);
+    }
+    return models;
+  }
+}
+
+/** Options of `fence sessions show`. */
+export interface ShowSessionOptions {
+  /** Print the system prompt whole instead of one line about it. */
+  systemPrompt?: boolean;
+}
+
+/**
+ * `fence sessions show <id>`: the conversation as readable text, also while it runs. `id` may
+ * be the start of a session's id when only one begins so. The system prompt is one line
+ * unless `systemPrompt` is set. Returns the exit code.
+ */
+export function showSessionCommand(id: string, options: ShowSessionOptions = {}): number {
+  const found = findSession(fenceHome(), id);
+  if ('error' in found) {
+    process.stderr.write(`fence: ${found.error}\n`);
     return 1;
   }
+  const { info, log, undone } = found;
   const out = process.stdout;
-  out.write(`session ${session.info.id} · model ${session.info.model} · workspace ${session.info.workspace}\n`);
-  for (const message of session.log) {
+  const name = info.name && info.name !== info.id ? ` · name ${info.name}` : '';
+  out.write(`session ${info.id}${name} · model ${info.model} · workspace ${info.workspace}\n`);
+  out.write(`${spending(log, undone, info.workspace)}\n`);
+  for (const [index, message] of log.entries()) {
+    if (index === 0 && message.role === 'system' && message.pinned && !options.systemPrompt) {
+      const lines = message.content.split('\n').length;
+      out.write(`\n── system prompt · ${message.timestamp} · ${lines} line${lines === 1 ? '' : 's'}, not shown (--system-prompt shows it)\n`);
+      continue;
+    }
     const label = message.meta?.toolResult ? `result of ${message.meta.tool ?? 'tool'}${message.meta.isError ? ' (error)' : ''}` : message.role;
     const usage = message.meta?.usage;
     const tokens = usage ? ` · ${usage.inputTokens} in / ${usage.outputTokens} out${usage.estimated ? ' (estimated)' : ''}` : '';
     out.write(`\n── ${label} · ${message.timestamp}${tokens}\n${message.content}\n`);
   }
   return 0;
+}
+
+/** One line on what the session's requests came to, those of replies taken back by /undo included. */
+function spending(log: readonly Message[], undone: readonly Message[], workspace: string): string {
+  const usage = sessionUsage(log, new ModelPrices().forWorkspace(workspace), undone);
+  const cached = usage.cacheReadTokens + usage.cacheWriteTokens;
+  const cost = usage.costUsd === undefined ? 'cost unknown' : dollars(usage.costUsd);
+  const parts = [
+    `${usage.requests} request${usage.requests === 1 ? '' : 's'}`,
+    `${shortCount(usage.inputTokens + cached)} in · ${shortCount(usage.outputTokens)} out`,
+    cost,
+  ];
+  if (undone.length > 0) parts.push(`${undone.length} message${undone.length === 1 ? '' : 's'} taken back by /undo, not shown (their ${usage.takenBack} request${usage.takenBack === 1 ? '' : 's'} counted)`);
+  return parts.join(' · ');
 }

@@ -34,7 +34,10 @@ export interface MessageMeta {
   isError?: boolean;
   /** For a tool result: where the full output was saved, when the message holds only head and tail. */
   fullOutput?: string;
-  /** The reply was cut short by the user or an error; the text is what arrived. */
+  /**
+   * A reply cut short by the user or an error (the text is what arrived); a tool result of a
+   * call that fence was stopped in the middle of (see `interruptedCallNote`).
+   */
   interrupted?: boolean;
   /** The message is a tool result (a `system` message the adapters send in their API's shape). */
   toolResult?: boolean;

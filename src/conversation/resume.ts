@@ -48,11 +48,28 @@ function isToolResult(message: Message | undefined): boolean {
   return message?.role === 'system' && message.meta?.toolResult === true;
 }
 
-function interruptedResult(timestamp: string, tool?: string, callId?: string): Message {
+/**
+ * What the model reads about a call that fence was stopped in the middle of, whatever stopped
+ * it: Ctrl-C or SIGTERM in a one-shot run, `--timeout`, a chat closed by a signal (the agent
+ * puts it before what the call printed), or `kill -9` and a crash (the result added at the
+ * next resume). It holds in each case: the call may or may not have taken effect; the shell
+ * and the Python kernel did not survive, so their state is gone; background processes were
+ * swept by a clean stop but may outlive a killed fence.
+ */
+export function interruptedCallNote(tool?: string): string {
   const call = tool ? `${tool} call` : 'tool call';
+  return [
+    `Interrupted: fence stopped before this ${call} finished or before its result was recorded.`,
+    'It may or may not have taken effect, wholly or in part: check before repeating it.',
+    "The session goes on in a new shell and a new Python kernel: the working folder is the workspace again, and the old shell's variables, functions and jobs and the old kernel's variables and imports are gone.",
+    'Background processes the old shell started were stopped, unless fence was killed outright: look for them (ps) before starting them again.',
+  ].join(' ');
+}
+
+function interruptedResult(timestamp: string, tool?: string, callId?: string): Message {
   return {
     role: 'system',
-    content: `Interrupted: fence stopped before this ${call} finished or its result was recorded. It may or may not have taken effect, wholly or in part; check before repeating it.`,
+    content: interruptedCallNote(tool),
     timestamp,
     ...(callId !== undefined ? { callId } : {}),
     meta: { toolResult: true, ...(tool ? { tool } : {}), isError: true, interrupted: true },

@@ -48,18 +48,20 @@ export function newSessionId(now: Date = new Date()): string {
 export class SessionStore {
   private readonly fd: number;
   private readonly messages: Message[];
+  private readonly undoneMessages: Message[];
   private current: SessionInfo;
   private closed = false;
 
   private constructor(
     readonly dir: string,
     info: SessionInfo,
-    messages: Message[],
+    log: ParsedLog,
     private readonly lock: SessionLock,
     tornLastLine = false,
   ) {
     this.current = info;
-    this.messages = messages;
+    this.messages = log.messages;
+    this.undoneMessages = log.undone;
     this.fd = openSync(join(dir, LOG_FILE), 'a');
     // End a line torn by a crash, so the next message starts a line of its own.
     if (tornLastLine) writeSync(this.fd, '\n');
@@ -84,7 +86,7 @@ export class SessionStore {
       mkdirSync(join(dir, 'tool-outputs'));
       const full: SessionInfo = { ...info, createdAt: new Date().toISOString() };
       writeInfo(dir, full);
-      return new SessionStore(dir, full, [], lock);
+      return new SessionStore(dir, full, { messages: [], undone: [] }, lock);
     } catch (error) {
       lock.release();
       throw error;
@@ -133,6 +135,14 @@ export class SessionStore {
   }
 
   /**
+   * The messages `undo` took back, in the order they were appended: no longer part of the
+   * conversation, but what their requests cost was spent. The array is the store's own.
+   */
+  get undone(): readonly Message[] {
+    return this.undoneMessages;
+  }
+
+  /**
    * Takes the last `count` messages back (the chat's `/undo`) and returns them. The log file is
    * still only appended to: an undo record says how many messages before it no longer count,
    * and every reader of the log applies it, so the session reads the same after a resume.
@@ -142,17 +152,23 @@ export class SessionStore {
     const n = Math.min(Math.max(0, Math.floor(count)), this.messages.length);
     if (n === 0) return [];
     writeSync(this.fd, `${JSON.stringify({ undo: n, timestamp: new Date().toISOString() } satisfies UndoRecord)}\n`);
-    return this.messages.splice(this.messages.length - n, n);
+    const removed = this.messages.splice(this.messages.length - n, n);
+    this.undoneMessages.push(...removed);
+    return removed;
   }
 
   /**
    * Copies this session's conversation into a new session `id` (the chat's `/fork`), with the
-   * same model, workspace, tool format and tools, and returns it open and locked. This session
-   * is left as it is, still open.
+   * same model, workspace, tool format and tools, and returns it open and locked. The messages
+   * taken back so far go first, with one undo record after them, so the copy reads the same
+   * conversation and its `undone` still holds what was spent. This session is left as it is,
+   * still open.
    */
   fork(home: string, id: string, name?: string): SessionStore {
     const { id: _old, name: _name, createdAt: _created, ...rest } = this.current;
     const forked = SessionStore.create(home, { ...rest, id, ...(name ? { name } : {}), forkedFrom: this.id });
+    for (const message of this.undoneMessages) forked.append(message);
+    forked.undo(this.undoneMessages.length);
     for (const message of this.messages) forked.append(message);
     return forked;
   }
@@ -236,18 +252,66 @@ export function readSessionInfo(dir: string): SessionInfo | undefined {
  * any line that is not a message. Only reads: no lock is taken, nothing is written.
  */
 export function readMessages(dir: string): Message[] {
-  return parseLog(readLog(dir));
+  return parseLog(readLog(dir)).messages;
+}
+
+/** A session as it is on disk: its info, its conversation, and the messages undo took back. */
+export interface StoredSession {
+  info: SessionInfo;
+  log: Message[];
+  /** The messages taken back by undo records, in the order they were written (see `SessionStore.undone`). */
+  undone: Message[];
 }
 
 /**
  * Reads a session as it is on disk, for showing it, whether or not a fence process has it
  * open: no lock is taken and nothing is written. Undefined when there is no such session.
  */
-export function readSession(home: string, id: string): { info: SessionInfo; log: Message[] } | undefined {
+export function readSession(home: string, id: string): StoredSession | undefined {
   if (!ID_PATTERN.test(id)) return undefined;
   const dir = join(home, 'sessions', id);
   const info = readSessionInfo(dir);
-  return info ? { info, log: readMessages(dir) } : undefined;
+  if (!info) return undefined;
+  const { messages, undone } = parseLog(readLog(dir));
+  return { info, log: messages, undone };
+}
+
+/**
+ * The session `text` names: the one whose id it is, else the only one whose id starts with it
+ * (as `fence sessions show 2026` finds `20260503-…`). An error names the candidates when
+ * several ids start with it, newest first (at most 10). Only reads.
+ */
+export function findSession(home: string, text: string): StoredSession | { error: string } {
+  const exact = readSession(home, text);
+  if (exact) return exact;
+  const matches = sessionsStartingWith(home, text);
+  const [only] = matches;
+  if (matches.length === 1 && only) {
+    const found = readSession(home, only.id);
+    if (found) return found;
+  }
+  if (matches.length > 1) {
+    const shown = matches.slice(0, 10).map((info) => info.id);
+    const more = matches.length > shown.length ? ` and ${matches.length - shown.length} more` : '';
+    return { error: `"${text}" begins ${matches.length} session ids: ${shown.join(', ')}${more}; give more of the id` };
+  }
+  return { error: `no session "${text}" in ${join(home, 'sessions')} (fence sessions list shows them)` };
+}
+
+/** The sessions whose id starts with `prefix` (and is not just it), newest first. Only reads. */
+export function sessionsStartingWith(home: string, prefix: string): SessionInfo[] {
+  if (prefix === '') return [];
+  const root = join(home, 'sessions');
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => name.startsWith(prefix) && name !== prefix)
+    .flatMap((name) => readSessionInfo(join(root, name)) ?? [])
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }
 
 function readLog(dir: string): string {
@@ -258,8 +322,15 @@ function readLog(dir: string): string {
   }
 }
 
-function parseLog(text: string): Message[] {
+/** A log as read: the conversation with every undo applied, and what the undos took back. */
+interface ParsedLog {
+  messages: Message[];
+  undone: Message[];
+}
+
+function parseLog(text: string): ParsedLog {
   const messages: Message[] = [];
+  const undone: Message[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     let value: unknown;
@@ -269,9 +340,9 @@ function parseLog(text: string): Message[] {
       continue; // a line torn by an interrupted write: what came before is intact
     }
     if (isMessage(value)) messages.push(value);
-    else if (isUndoRecord(value)) messages.splice(Math.max(0, messages.length - value.undo));
+    else if (isUndoRecord(value)) undone.push(...messages.splice(Math.max(0, messages.length - value.undo)));
   }
-  return messages;
+  return { messages, undone };
 }
 
 function isMessage(value: unknown): value is Message {
@@ -316,7 +387,12 @@ export function latestSession(home: string, workspace: string): SessionInfo | un
 
 /** A session as `fence sessions list` shows it. */
 export interface SessionSummary extends SessionInfo {
+  /** Messages of the conversation, undos applied. */
   messages: number;
+  /** The conversation's first prompt, when it has one. */
+  firstPrompt?: string;
+  /** Every message whose request was paid for (it has `meta.usage`), those taken back by undo included. */
+  paid: Message[];
   /** Set when a fence process that may still be running holds the session's lock. */
   running?: boolean;
 }
@@ -335,7 +411,15 @@ export function listSessions(home: string): SessionSummary[] {
     const dir = join(root, name);
     const info = readSessionInfo(dir);
     if (!info) continue;
-    sessions.push({ ...info, messages: readMessages(dir).length, ...(sessionLockHolder(dir) ? { running: true } : {}) });
+    const { messages, undone } = parseLog(readLog(dir));
+    const firstPrompt = messages.find((message) => message.role === 'user')?.content;
+    sessions.push({
+      ...info,
+      messages: messages.length,
+      ...(firstPrompt !== undefined ? { firstPrompt } : {}),
+      paid: [...undone, ...messages].filter((message) => message.meta?.usage !== undefined),
+      ...(sessionLockHolder(dir) ? { running: true } : {}),
+    });
   }
   return sessions.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
 }

@@ -74,8 +74,11 @@ function notes(result: CellResult, timeoutMs: number): string[] {
     notes.push(`${stopped} and did not stop, so the Python kernel was killed and started again: ${STATE_LOST}`);
   } else if (result.restarted) {
     notes.push(`The Python kernel crashed and was started again: ${STATE_LOST} (Cause: ${result.restarted.reason}.)`);
-  } else if (result.timedOut || result.interrupted) {
+  } else if (result.timedOut) {
     notes.push(`${stopped} with KeyboardInterrupt; the kernel kept its variables.`);
+  } else if (result.interrupted) {
+    // As for the shell: whether the kernel outlives the interruption is for the agent to say.
+    notes.push(`${stopped} with KeyboardInterrupt.`);
   }
   if (result.droppedBytes > 0) notes.push(`${result.droppedBytes} bytes of output were dropped from the middle.`);
   return notes;

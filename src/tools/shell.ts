@@ -112,7 +112,9 @@ function describeResult(result: BashRunResult, timeoutMs: number, inputWaitMs: n
     );
   }
   if (result.timedOut) notes.push(`Timed out after ${seconds(timeoutMs)} and was interrupted; the shell is still running.`);
-  else if (result.interrupted) notes.push('Interrupted; the shell is still running.');
+  // Whether the shell outlives an interruption is not this call's to say: a chat goes on with
+  // it, a stopped fence closes it (and the agent says so).
+  else if (result.interrupted) notes.push('Interrupted before it finished.');
   if (result.shellExited) {
     notes.push(
       `bash exited (code ${result.shellExited.code ?? 'unknown'}) and was started again: the working folder, variables and functions were reset.`,

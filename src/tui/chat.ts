@@ -5,7 +5,8 @@ import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES } from '../agent/run-stop';
 import { agentParts, type OpenSession } from '../agent/session-parts';
 import type { FenceConfig } from '../config/config';
-import { createMessage, type Message } from '../conversation/message';
+import { createMessage } from '../conversation/message';
+import type { SessionStore } from '../conversation/session-store';
 import type { ResolvedModel } from '../llm/models';
 import type { Provider } from '../llm/provider';
 import { warmUpFetch } from '../llm/node-fetch';
@@ -145,7 +146,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     };
     const runPrompt = async (prompt: string) => {
       const outcome = await underway((signal) => agent.run(prompt, { signal, maxTurns: setup.maxTurns ?? DEFAULT_MAX_TURNS }));
-      view.printLines(endLines(outcome, session.store.log, setup.config, style));
+      view.printLines(endLines(outcome, session.store, setup.config, style));
     };
 
     view.printLines(welcome(session, agent.modelId, setup, style, view.width));
@@ -252,14 +253,22 @@ function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style:
   return lines;
 }
 
-/** What follows a run: why it stopped when it did not simply finish, then the session's tokens and cost. */
-function endLines(outcome: RunOutcome, log: readonly Message[], config: FenceConfig, style: ReturnType<typeof createStyle>): string[] {
+/**
+ * What follows a run: why it stopped when it did not simply finish, then the session's tokens
+ * and cost — replies taken back by /undo included, since they were paid for.
+ */
+function endLines(
+  outcome: RunOutcome,
+  store: Pick<SessionStore, 'log' | 'undone'>,
+  config: FenceConfig,
+  style: ReturnType<typeof createStyle>,
+): string[] {
   const lines: string[] = [];
   if (outcome.status === 'error') lines.push(style.red(`✗ ${outcome.error}`));
   else if (outcome.status === 'max_turns') lines.push(style.yellow('■ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
   else if (outcome.status === 'stopped') lines.push(style.yellow(`■ stopped: ${outcome.reason}`));
   else if (outcome.status === 'aborted') lines.push(style.yellow('■ interrupted · the conversation is kept'));
-  const usage = sessionUsage(log, config.models);
+  const usage = sessionUsage(store.log, config.models, store.undone);
   const cost = usage.costUsd === undefined ? '' : ` · ${dollars(usage.costUsd)}`;
   lines.push(style.dim(`${shortCount(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens)} in · ${shortCount(usage.outputTokens)} out${cost}`), '');
   return lines;

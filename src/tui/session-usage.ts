@@ -3,8 +3,10 @@ import { costOf, modelInfo, type ModelInfo } from '../llm/model-info';
 
 /** What a session's requests came to, from the usage recorded in its log. */
 export interface SessionUsage {
-  /** Model replies with usage: the agent's turns and compaction summaries. */
+  /** Model replies with usage: the agent's turns and compaction summaries, those taken back included. */
   requests: number;
+  /** Of `requests`, those whose replies `/undo` took back. */
+  takenBack: number;
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
@@ -21,11 +23,18 @@ export interface SessionUsage {
 
 /**
  * Adds up the usage of every message that has one (each reply, each summary), priced by its own
- * model from fence's table and the config's `[models]`. Only reads the log.
+ * model from fence's table and the config's `[models]`: those of `log`, and those of `undone`
+ * (the messages undo took back: their requests were paid for all the same). Only `log` tells
+ * how full the context is. Only reads.
  */
-export function sessionUsage(log: readonly Message[], overrides: Readonly<Record<string, ModelInfo>> = {}): SessionUsage {
+export function sessionUsage(
+  log: readonly Message[],
+  overrides: Readonly<Record<string, ModelInfo>> = {},
+  undone: readonly Message[] = [],
+): SessionUsage {
   const totals: SessionUsage = {
     requests: 0,
+    takenBack: 0,
     inputTokens: 0,
     outputTokens: 0,
     cacheReadTokens: 0,
@@ -36,16 +45,18 @@ export function sessionUsage(log: readonly Message[], overrides: Readonly<Record
     lastInputTokens: 0,
   };
   const infos = new Map<string, ModelInfo>();
-  for (const message of log) {
+  const paid = [...undone.map((message) => ({ message, current: false })), ...log.map((message) => ({ message, current: true }))];
+  for (const { message, current } of paid) {
     const usage = message.meta?.usage;
     if (!usage) continue;
     totals.requests += 1;
+    if (!current) totals.takenBack += 1;
     totals.inputTokens += usage.inputTokens;
     totals.outputTokens += usage.outputTokens;
     totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
     totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
     if (usage.estimated) totals.estimated = true;
-    if (message.role === 'assistant') totals.lastInputTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+    if (current && message.role === 'assistant') totals.lastInputTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
     const model = message.meta?.model ?? '';
     let info = infos.get(model);
     if (!info) infos.set(model, (info = modelInfo(model, overrides)));

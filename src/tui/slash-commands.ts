@@ -154,13 +154,15 @@ function relativeTo(workspace: string, path: string): string {
 
 function tokens(ctx: ChatCommandContext): void {
   const { style } = ctx.view;
-  const usage = sessionUsage(ctx.session.store.log, ctx.config.models);
+  const { store } = ctx.session;
+  const usage = sessionUsage(store.log, ctx.config.models, store.undone);
   const cached = usage.cacheReadTokens + usage.cacheWriteTokens;
+  const takenBack = usage.takenBack ? ` (${usage.takenBack} taken back by /undo, still paid for)` : '';
   const cost =
     usage.costUsd === undefined ? `cost unknown (no prices for ${usage.unpriced.join(', ')}; set them in [models."id"] of fence.toml)` : dollars(usage.costUsd);
   const window = modelInfo(ctx.agent.modelId, ctx.config.models).contextWindow;
   ctx.view.printLines([
-    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${usage.estimated ? ' · some estimated' : ''}`,
+    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${takenBack}${usage.estimated ? ' · some estimated' : ''}`,
     `${style.bold('cost')} ${cost}`,
     `${style.bold('context')} ${shortCount(usage.lastInputTokens)} tokens in the last request${window ? ` of ${shortCount(window)}` : ''} · model ${ctx.agent.modelId}`,
   ]);

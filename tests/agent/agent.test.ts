@@ -7,7 +7,10 @@ import type { RetryOptions } from '../../src/llm/retry';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
 import { saveTool } from '../../src/tools/save';
+import { z } from 'zod';
+import { interruptedCallNote } from '../../src/conversation/resume';
 import { useAgentRig } from '../support/agent-session';
+import { fakeTool } from '../support/fake-tool';
 import type { WireMessage } from '../support/fake-llm';
 import { fakeProvider } from '../support/fake-provider';
 import { makeToolContext } from '../support/tool-context';
@@ -222,5 +225,61 @@ describe('Agent.run', () => {
     expect(await agent.run('First.')).toEqual({ status: 'done', answer: 'One.' });
     expect(await agent.run('Second.')).toEqual({ status: 'max_turns', answer: '', turns: 1 });
     expect(rig.server.requests).toHaveLength(1);
+  });
+
+  describe('a tool call cut by a stop', () => {
+    /** A tool that reports what it did once its signal aborts, as the shell does. */
+    const waitTool = () =>
+      fakeTool({
+        name: 'wait',
+        parameters: z.object({}),
+        example: {},
+        execute: async (_input, ctx) => {
+          if (!ctx.signal.aborted) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+          return { output: 'half of it\nInterrupted before it finished.', isError: true };
+        },
+      });
+
+    it('tells the model the session ended, before what the call said, when the agent\'s own signal stops it', async () => {
+      rig.server.reply((r) => r.text('```wait\n```\n'));
+      const session = new AbortController();
+      const { agent } = await makeAgent({
+        registry: new ToolRegistry([waitTool().spec]),
+        toolContext: makeToolContext(rig.workspace, session.signal),
+        signal: session.signal,
+        onEvent: (event) => {
+          if (event.type === 'tool_start') session.abort();
+        },
+      });
+
+      expect(await agent.run('Wait.')).toEqual({ status: 'aborted' });
+
+      const result = rig.store.log.at(-1);
+      expect(result?.content).toBe(`${interruptedCallNote('wait')}\n\nWhat the call reported before it stopped:\nhalf of it\nInterrupted before it finished.`);
+      expect(result?.content).toContain('may or may not have taken effect');
+      expect(result?.content).toContain('new shell and a new Python kernel');
+      expect(result?.meta).toMatchObject({ toolResult: true, tool: 'wait', isError: true, interrupted: true });
+      expect(readMessages(rig.store.dir)).toEqual(rig.store.log);
+    });
+
+    it('stores only what the call said when one run is stopped and the session goes on', async () => {
+      rig.server.reply((r) => r.text('```wait\n```\n'));
+      const run = new AbortController();
+      const sessionSignal = new AbortController().signal;
+      const { agent } = await makeAgent({
+        registry: new ToolRegistry([waitTool().spec]),
+        toolContext: makeToolContext(rig.workspace, sessionSignal),
+        signal: sessionSignal,
+        onEvent: (event) => {
+          if (event.type === 'tool_start') run.abort();
+        },
+      });
+
+      expect(await agent.run('Wait.', { signal: run.signal })).toEqual({ status: 'aborted' });
+
+      const result = rig.store.log.at(-1);
+      expect(result?.content).toBe('half of it\nInterrupted before it finished.');
+      expect(result?.meta?.interrupted).toBeUndefined();
+    });
   });
 });

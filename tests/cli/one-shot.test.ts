@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { cliProviders, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
+import { cliProviders, FENCE_BIN, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
+import { startTerminalSession } from '../support/terminal-session';
 
 const cli = useCliRun();
-
 
 const providers = cliProviders(cli);
 
@@ -127,5 +128,64 @@ describe('one-shot command line', () => {
     const result = await runFence(['--version'], { cwd: cli.dirs.workspace, env: {} });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
+
+describe('the final answer of -n, once where it is read', () => {
+  const ANSWER = 'The answer is 42.';
+  /** A reply that streams the answer in pieces, after a tool step. */
+  const script = () => {
+    cli.server.reply((r) => r.text('Let me check.\n```shell\necho checked\n```\n'));
+    cli.server.reply((r) => r.text('The answer ').text('is 42.'));
+  };
+  const count = (text: string, what: string) => text.split(what).length - 1;
+
+  it('shows it once in a terminal, where stdout and stderr are the same', async () => {
+    script();
+    const terminal = startTerminalSession({ args: ['-n', '-m', 'local/test', 'what is it?'], cwd: cli.dirs.workspace, env: cli.env() });
+    expect(await terminal.exited).toBe(0);
+    expect(count(terminal.lines().join('\n'), ANSWER)).toBe(1);
+    expect(terminal.lines().join('\n')).toContain('[shell done]');
+  });
+
+  it('still writes it to a stdout redirected from the terminal, and streams it on the terminal once', async () => {
+    script();
+    const file = join(cli.dirs.workspace, '..', 'answer.txt');
+    const terminal = startTerminalSession({ args: ['-n', '-m', 'local/test', 'what is it?'], cwd: cli.dirs.workspace, env: cli.env(), stdoutTo: file });
+    expect(await terminal.exited).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(`${ANSWER}\n`);
+    expect(count(terminal.lines().join('\n'), ANSWER)).toBe(1);
+  });
+
+  it('writes it to stdout when stdout and stderr are pipes, one or two', async () => {
+    script();
+    const apart = await runFence(['-n', '-m', 'local/test', 'what is it?'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(apart.exitCode).toBe(0);
+    expect(apart.stdout).toBe(ANSWER);
+    expect(count(apart.stderr, ANSWER)).toBe(1);
+
+    // One pipe for both (`2>&1`): not a terminal, so a script still finds the answer.
+    script();
+    const together = await execa('/bin/sh', ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, FENCE_BIN, '-n', '-m', 'local/test', 'what is it?'], {
+      cwd: cli.dirs.workspace,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...cli.env() },
+      extendEnv: false,
+      input: '',
+      reject: false,
+    });
+    expect(together.exitCode).toBe(0);
+    expect(together.stdout.endsWith(`\n${ANSWER}`)).toBe(true);
+    expect(count(together.stdout, ANSWER)).toBe(2);
+  });
+
+  it('prints the answer of --auto, which was not streamed as a reply, in a terminal too', async () => {
+    cli.server.reply((r) => r.toolCall('complete', { result: 'Counted: 42 files.' }));
+    const terminal = startTerminalSession({
+      args: ['--auto', '-m', 'local/test', '--tool-format', 'tool', 'count'],
+      cwd: cli.dirs.workspace,
+      env: cli.env(),
+    });
+    expect(await terminal.exited).toBe(0);
+    expect(terminal.lines()).toContain('Counted: 42 files.');
   });
 });

@@ -3,20 +3,36 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/conversation/message';
+import { interruptedCallNote } from '../../src/conversation/resume';
 import { checkToolCallPairing } from '../support/fake-llm';
 import { FENCE_BIN, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
 const cli = useCliRun();
 
 /** Starts fence in the background (so that the test can kill it), against the fake server. */
-function startFence(args: string[]) {
+function startFence(args: string[], more: { input?: string } = {}) {
   return execa(process.execPath, [FENCE_BIN, '-m', 'local/test', ...args], {
     cwd: cli.dirs.workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, LANG: 'C.UTF-8', ...cli.env() },
     extendEnv: false,
-    input: '',
+    input: more.input ?? '',
     reject: false,
   });
+}
+
+/** Resolves once `path` exists. */
+async function waitForFile(path: string): Promise<void> {
+  for (let i = 0; i < 1200 && !existsSync(path); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  if (!existsSync(path)) throw new Error(`${path} never appeared`);
+}
+
+/** Whether a process with this pid exists (a zombie counts as gone). */
+function processAlive(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z');
+  } catch {
+    return false;
+  }
 }
 
 /** Waits until the only session's log satisfies `ready`. */
@@ -57,7 +73,8 @@ describe('kill -9, then --resume', () => {
     expect(after.slice(0, before.length)).toEqual(before); // nothing completed is lost or changed
     const repair = after[before.length];
     expect(repair?.meta).toMatchObject({ toolResult: true, isError: true, interrupted: true });
-    expect(repair?.content).toMatch(/^Interrupted: fence stopped before this/);
+    // A markdown block's tool is in its text only, which the repair does not parse.
+    expect(repair?.content).toBe(interruptedCallNote(format === 'tool' ? 'shell' : undefined));
     if (format === 'tool') expect(repair?.callId).toBe('call_sleep');
     expect(after[before.length + 1]).toMatchObject({ role: 'user', content: 'Go on with the task where you left off.' });
     const request = cli.server.requests.at(-1)!;
@@ -124,9 +141,119 @@ describe('kill -9, then --resume', () => {
     expect(JSON.stringify(cli.server.requests[2]?.body.messages).match(/The tools changed/g)).toHaveLength(1);
   });
 
+  describe('a prompt after -r', () => {
+    const fence = (args: string[]) => runFence(['-m', 'local/test', '-n', ...args], { cwd: cli.dirs.workspace, env: cli.env() });
+
+    it('is refused with how to write it, never taken for an id or run as a prompt; -- and --resume <id> work', async () => {
+      cli.server.reply((r) => r.text('Started.'));
+      expect((await fence(['--name', 'fix-login', 'fix the login'])).exitCode).toBe(0);
+      const before = readOnlySessionLog(cli.dirs.home);
+
+      const refused = await fence(['-r', 'please continue']);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr.trim()).toBe(
+        "fence: no session \"please continue\" to resume. To give the latest session a prompt, put -- before it: -r -- 'please continue' (or name the session: --resume <id> 'please continue'). fence sessions list shows the sessions.",
+      );
+      expect(cli.server.requests).toHaveLength(1);
+      expect(readOnlySessionLog(cli.dirs.home)).toEqual(before);
+
+      cli.server.reply((r) => r.text('Continued.'));
+      const dashed = await fence(['-r', '--', 'please continue']);
+      expect(dashed.exitCode).toBe(0);
+      expect(dashed.stdout).toBe('Continued.');
+      cli.server.reply((r) => r.text('Named.'));
+      const named = await fence(['--resume', 'fix-login', 'and the logout']);
+      expect(named.exitCode).toBe(0);
+      const prompts = readOnlySessionLog(cli.dirs.home).filter((m) => m.role === 'user').map((m) => m.content);
+      expect(prompts).toEqual(['fix the login', 'please continue', 'and the logout']);
+    });
+
+    it('that begins a session id is not taken for that session: the error names it', async () => {
+      cli.server.reply((r) => r.text('Started.'));
+      expect((await fence(['--name', 'fix-login', 'fix the login'])).exitCode).toBe(0);
+      const before = readOnlySessionLog(cli.dirs.home);
+
+      const refused = await fence(['-r', 'fix']);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr).toContain('fence: no session "fix" to resume; it begins the id of fix-login: give the whole id.');
+      expect(refused.stderr).toContain('-r -- fix');
+      expect(cli.server.requests).toHaveLength(1);
+      expect(readOnlySessionLog(cli.dirs.home)).toEqual(before);
+
+      cli.server.reply((r) => r.text('Fixed.'));
+      const dashed = await fence(['-r', '--', 'fix']);
+      expect(dashed.exitCode).toBe(0);
+      expect(readOnlySessionLog(cli.dirs.home).filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['fix the login', 'fix']);
+    });
+  });
+
   it('says plainly when there is no such session', async () => {
     const result = await runFence(['-m', 'local/test', '-n', '--resume', 'nope'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('fence: no session "nope" to resume');
+  });
+});
+
+describe('a run stopped during a shell command, then --resume', () => {
+  const stops = [
+    { how: 'SIGTERM', args: [], exitCode: 130 },
+    { how: '--timeout', args: ['--timeout', '6'], exitCode: 6 },
+    { how: 'kill -9', args: [], exitCode: undefined },
+  ] as const;
+
+  it.each(stops)('after $how, the model reads one true account: maybe done, the shell and kernel new', async ({ how, args, exitCode }) => {
+    const sub = join(cli.dirs.workspace, 'sub');
+    cli.server.reply((r) => r.text('```shell\nsleep 300 & echo $! > bg.pid\n```\n'));
+    cli.server.reply((r) => r.text('```shell\nmkdir -p sub && cd sub && export MARK=set\n```\n'));
+    cli.server.reply((r) => r.text('```python\nkept = 41\n```\n'));
+    cli.server.reply((r) => r.text('```shell\ntouch started; sleep 30; echo done > slept.txt\n```\n'));
+    const first = startFence(['-n', '--name', 'stopped', ...args, 'work in sub']);
+    await waitForFile(join(sub, 'started'));
+    const background = Number(readFileSync(join(cli.dirs.workspace, 'bg.pid'), 'utf8'));
+    if (how === 'SIGTERM') first.kill('SIGTERM');
+    if (how === 'kill -9') first.kill('SIGKILL');
+    const stopped = await first;
+    try {
+      if (exitCode !== undefined) {
+        expect(stopped.exitCode).toBe(exitCode);
+        // A clean stop sweeps what the shell left running, as the note says.
+        expect(processAlive(background)).toBe(false);
+      }
+      const before = readOnlySessionLog(cli.dirs.home);
+
+      cli.server.reply((r) => r.text('```shell\npwd; echo "MARK=[$MARK]"\n```\n'));
+      cli.server.reply((r) => r.text("```python\nprint('kept' in globals())\n```\n"));
+      cli.server.reply((r) => r.text('Checked.'));
+      const resumed = await runFence(['-m', 'local/test', '-n', '--resume', 'stopped'], { cwd: cli.dirs.workspace, env: cli.env() });
+      expect(resumed.exitCode).toBe(0);
+      expect(resumed.stdout).toBe('Checked.');
+
+      const log = readOnlySessionLog(cli.dirs.home);
+      const sleep = log.findIndex((message) => message.role === 'assistant' && message.content.includes('sleep 30;'));
+      const result = log[sleep + 1];
+      expect(result?.meta).toMatchObject({ toolResult: true, isError: true, interrupted: true });
+      // The same note whatever stopped fence; a clean stop adds what the shell said before it closed.
+      const note = interruptedCallNote(how === 'kill -9' ? undefined : 'shell');
+      if (how === 'kill -9') {
+        expect(before).toHaveLength(sleep + 1);
+        expect(result?.content).toBe(note);
+      } else {
+        expect(before).toHaveLength(sleep + 2);
+        expect(result?.content).toBe(`${note}\n\nWhat the call reported before it stopped:\nInterrupted before it finished.`);
+      }
+      expect(note).toContain('may or may not have taken effect');
+      expect(note).not.toMatch(/still running|kept its variables/);
+      expect(JSON.stringify(cli.server.requests[4]?.body.messages)).toContain(JSON.stringify(note).slice(1, -1));
+      expect(existsSync(join(sub, 'slept.txt'))).toBe(false);
+
+      // What the note says is gone is gone: the working folder, the variable, the kernel's names.
+      const shell = log.find((message, i) => i > sleep + 1 && message.meta?.tool === 'shell');
+      expect(shell?.content).toBe(`${cli.dirs.workspace}\nMARK=[]\nExit code 0.`);
+      const python = log.find((message, i) => i > sleep + 1 && message.meta?.tool === 'python');
+      expect(python?.content).toBe('False');
+      expect(checkToolCallPairing(cli.server.requests.at(-1)!)).toEqual([]);
+    } finally {
+      if (processAlive(background)) process.kill(background, 'SIGKILL');
+    }
   });
 });

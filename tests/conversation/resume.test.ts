@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, NativeToolCall } from '../../src/conversation/message';
-import { messagesToRepair } from '../../src/conversation/resume';
+import { interruptedCallNote, messagesToRepair } from '../../src/conversation/resume';
 import { readMessages, SessionStore } from '../../src/conversation/session-store';
 import { planHistory } from '../../src/llm/history';
 import { useTempWorkspace } from '../support/tool-context';
@@ -29,10 +29,9 @@ function result(content: string, tool: string, callId?: string): Message {
 }
 
 function interrupted(tool?: string, callId?: string): Message {
-  const name = tool ? `${tool} call` : 'tool call';
   return {
     role: 'system',
-    content: `Interrupted: fence stopped before this ${name} finished or its result was recorded. It may or may not have taken effect, wholly or in part; check before repeating it.`,
+    content: interruptedCallNote(tool),
     timestamp: '2026-05-03T12:00:00.000Z',
     ...(callId ? { callId } : {}),
     meta: { toolResult: true, ...(tool ? { tool } : {}), isError: true, interrupted: true },
@@ -40,6 +39,19 @@ function interrupted(tool?: string, callId?: string): Message {
 }
 
 const markdownBlock = assistant("I'll run it.\n```shell\nnpm test\n```", { stopReason: 'tool_use' });
+
+describe('interruptedCallNote', () => {
+  it('names the call, says it may or may not have taken effect, and what a new shell and kernel lose', () => {
+    const note = interruptedCallNote('shell');
+    expect(note).toMatch(/^Interrupted: fence stopped before this shell call finished or before its result was recorded\./);
+    expect(note).toContain('It may or may not have taken effect, wholly or in part: check before repeating it.');
+    expect(note).toContain('new shell and a new Python kernel');
+    expect(note).toContain('the working folder is the workspace again');
+    expect(note).toContain("the old shell's variables, functions and jobs and the old kernel's variables and imports are gone");
+    expect(note).toContain('unless fence was killed outright');
+    expect(interruptedCallNote()).toMatch(/^Interrupted: fence stopped before this tool call finished/);
+  });
+});
 
 describe('messagesToRepair', () => {
   it('needs nothing for an empty log or one holding only the system prompt', () => {

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMessage, type Message } from '../../src/conversation/message';
 import type { SessionLockHolder } from '../../src/conversation/session-lock';
-import { listSessions, newSessionId, newSessionNameProblem, readMessages, readSession, SessionStore, type SessionInfo } from '../../src/conversation/session-store';
+import { findSession, listSessions, newSessionId, newSessionNameProblem, readMessages, readSession, SessionStore, type SessionInfo } from '../../src/conversation/session-store';
 import { makeTempWorkspace } from '../support/tool-context';
 
 let home: string;
@@ -312,7 +312,7 @@ describe('readSession', () => {
     appendFileSync(logPath('shown'), '{"role":"user","content":"tor');
     const before = readFileSync(logPath('shown'), 'utf8');
 
-    expect(readSession(home, 'shown')).toEqual({ info: store.info, log: sample });
+    expect(readSession(home, 'shown')).toEqual({ info: store.info, log: sample, undone: [] });
     expect(readFileSync(logPath('shown'), 'utf8')).toBe(before);
     expect(lockHolder('shown').pid).toBe(process.pid);
   });
@@ -377,6 +377,46 @@ describe('listSessions', () => {
 
   it('returns nothing when there are no sessions yet', () => {
     expect(listSessions(join(home, 'never-created'))).toEqual([]);
+  });
+
+  it('gives the first prompt left after undos, and every paid-for message, those taken back too', () => {
+    const store = create('s');
+    const reply = (text: string) => createMessage('assistant', text, { meta: { model: 'local/test', usage: { inputTokens: 1, outputTokens: 1 } } });
+    store.append(createMessage('system', 'You are fence.', { pinned: true }));
+    store.append(createMessage('user', 'first try'));
+    store.append(reply('one'));
+    store.undo(2);
+    store.append(createMessage('user', 'second try'));
+    store.append(reply('two'));
+
+    const [summary] = listSessions(home);
+
+    expect(summary?.firstPrompt).toBe('second try');
+    expect(summary?.paid.map((m) => m.content)).toEqual(['one', 'two']);
+    expect(summary?.messages).toBe(3);
+    create('empty');
+    expect(listSessions(home).find((s) => s.id === 'empty')).not.toHaveProperty('firstPrompt');
+  });
+});
+
+describe('findSession', () => {
+  it('finds a session by its id, or by the start of one id', () => {
+    create('fix-login').append(createMessage('user', 'log in'));
+    create('fix-logout');
+    expect(findSession(home, 'fix-login')).toMatchObject({ info: { id: 'fix-login' }, log: [{ content: 'log in' }] });
+    expect(findSession(home, 'fix-logo')).toMatchObject({ info: { id: 'fix-logout' } });
+  });
+
+  it('names the sessions a start is shared by, newest first, and says when it begins none', () => {
+    for (const id of ['job-a', 'job-b', 'job-c']) create(id);
+    const path = (id: string) => join(home, 'sessions', id, 'session.json');
+    for (const [id, createdAt] of [['job-a', '2026-05-01'], ['job-b', '2026-05-03'], ['job-c', '2026-05-02']] as const) {
+      writeFileSync(path(id), JSON.stringify({ ...JSON.parse(readFileSync(path(id), 'utf8')), createdAt: `${createdAt}T00:00:00.000Z` }));
+    }
+    expect(findSession(home, 'job')).toEqual({ error: '"job" begins 3 session ids: job-b, job-c, job-a; give more of the id' });
+    expect(findSession(home, 'nothing')).toEqual({ error: `no session "nothing" in ${join(home, 'sessions')} (fence sessions list shows them)` });
+    expect(findSession(home, '')).toMatchObject({ error: expect.stringContaining('no session ""') });
+    expect(findSession(home, '../job-a')).toMatchObject({ error: expect.stringContaining('no session') });
   });
 });
 

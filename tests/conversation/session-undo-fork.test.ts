@@ -138,6 +138,27 @@ describe('SessionStore.undo', () => {
   });
 });
 
+describe('SessionStore.undone', () => {
+  it('holds what each undo took back, in the order the messages were appended', () => {
+    const store = sessionWith('s', ['one', 'two', 'three', 'four']);
+    expect(store.undone).toEqual([]);
+    store.undo(1);
+    store.undo(2);
+    expect(contents(store.undone)).toEqual(['four', 'two', 'three']);
+  });
+
+  it('is read back from the log by a reopened store and by readSession', () => {
+    const store = sessionWith('s', ['one', 'two', 'three']);
+    store.undo(1);
+    store.append(createMessage('user', 'three again'));
+    store.undo(2);
+    store.close();
+    expect(contents(reopen('s').undone)).toEqual(['three', 'two', 'three again']);
+    expect(contents(readSession(home(), 's')?.undone ?? [])).toEqual(['three', 'two', 'three again']);
+    expect(contents(readSession(home(), 's')?.log ?? [])).toEqual(['one']);
+  });
+});
+
 describe('SessionStore.fork', () => {
   it('copies the messages into a new session with the same model, workspace, tool format and tools', () => {
     const original = sessionWith('orig', ['one', 'two']);
@@ -160,6 +181,18 @@ describe('SessionStore.fork', () => {
     const onDisk = readSession(home(), 'copy');
     expect(onDisk?.info).toMatchObject({ id: 'copy', name: 'experiment', forkedFrom: 'orig', model: 'local/test' });
     expect(onDisk?.log).toEqual(original.log);
+  });
+
+  it('carries what was taken back, so the copy reads the same conversation and knows what was spent', () => {
+    const original = sessionWith('orig', ['one', 'two', 'three']);
+    original.undo(1);
+    const forked = original.fork(home(), 'copy');
+    opened.push(forked);
+    expect(contents(forked.log)).toEqual(['one', 'two']);
+    expect(contents(forked.undone)).toEqual(['three']);
+    forked.close();
+    expect(contents(reopen('copy').log)).toEqual(['one', 'two']);
+    expect(contents(readSession(home(), 'copy')?.undone ?? [])).toEqual(['three']);
   });
 
   it('leaves the original as it was and still appendable, and the two go on apart', () => {

@@ -38,13 +38,24 @@ export interface TerminalSession {
 /**
  * Starts `fence args…` in a pseudo-terminal of `cols`×`rows` with only `env` (and PATH, HOME,
  * LANG, TERM) in its environment. Its output feeds an xterm.js headless terminal, so tests read
- * the screen a person would see: what was overwritten is gone, what stayed is there.
+ * the screen a person would see: what was overwritten is gone, what stayed is there. With
+ * `stdoutTo`, fence's stdout goes to that file instead, as `fence … > file` typed in the
+ * terminal would; stdin and stderr stay the terminal.
  */
-export function startTerminalSession(options: { args: string[]; cwd: string; env: Record<string, string>; cols?: number; rows?: number }): TerminalSession {
+export function startTerminalSession(options: {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  stdoutTo?: string;
+}): TerminalSession {
   const cols = options.cols ?? 100;
   const rows = options.rows ?? 40;
   const terminal = new Terminal({ cols, rows, scrollback: 2000, allowProposedApi: true });
-  const child = pty.spawn(process.execPath, [FENCE_BIN, ...options.args], {
+  const command = [process.execPath, FENCE_BIN, ...options.args];
+  const [file, ...args] = options.stdoutTo === undefined ? command : ['/bin/sh', '-c', 'out="$1"; shift; exec "$@" > "$out"', 'sh', options.stdoutTo, ...command];
+  const child = pty.spawn(file ?? process.execPath, args, {
     cols,
     rows,
     cwd: options.cwd,

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PythonKernel } from '../../src/runtime/python-kernel';
 import type { ToolContext } from '../../src/tools/define-tool';
@@ -63,6 +65,16 @@ describe('python tool', () => {
     expect(result.isError).toBe(true);
     expect(result.output).toMatch(/KeyboardInterrupt\nTimed out after 0\.3 s with KeyboardInterrupt; the kernel kept its variables\.$/);
     expect((await run('survivor', quick)).output).toBe('Out: 7');
+  });
+
+  it('says a stopped cell was interrupted, and nothing of what becomes of the kernel', async () => {
+    const stop = new AbortController();
+    const running = run("open('stop-now', 'w').close()\nwhile True:\n    pass", python, { ...ctx, signal: stop.signal });
+    while (!existsSync(join(workspace, 'stop-now'))) await new Promise((resolve) => setTimeout(resolve, 20));
+    stop.abort();
+    const result = await running;
+    expect(result.output).toMatch(/KeyboardInterrupt\nInterrupted with KeyboardInterrupt\.$/);
+    expect(result.isError).toBe(true);
   });
 
   it('says plainly that state was lost when the kernel crashed', async () => {

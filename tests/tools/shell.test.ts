@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +106,17 @@ describe('shell tool', () => {
       isError: true,
     });
     expect((await run('ls typed.txt 2>&1 || echo absent', prompt)).output).toMatch(/absent/);
+  });
+
+  it('says a stopped command was interrupted, and nothing of what becomes of the shell', async () => {
+    const stop = new AbortController();
+    const running = run('echo started; touch stop-now; sleep 30; echo never', shell, { ...ctx, signal: stop.signal });
+    while (!existsSync(join(workspace, 'stop-now'))) await new Promise((resolve) => setTimeout(resolve, 20));
+    stop.abort();
+    const result = await running;
+    expect(result.output).toMatch(/^started\n(Exit code 130\.\n)?Interrupted before it finished\.$/);
+    expect(result.isError).toBe(true);
+    expect(await run('echo after')).toMatchObject({ output: 'after\nExit code 0.' });
   });
 
   it('gives a block its own timeout with timeout=<seconds>', async () => {

@@ -164,7 +164,9 @@ describe('the chat in a terminal', () => {
     await chat.waitFor('The shell survived.');
     expect(chat.screen().join('\n')).toContain('│ still here');
     // The interrupted call got its result, and the conversation went on from it.
-    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('Interrupted');
+    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('Interrupted before it finished.');
+    // Only the run stopped: nothing tells the model that its shell is gone.
+    expect(JSON.stringify(server.requests[1]?.body.messages)).not.toContain('new shell');
     expect(firstPrompt).toContain('wait a while');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
@@ -352,6 +354,42 @@ describe('the chat in a terminal', () => {
     chat.type(KEYS.ctrlC);
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
+  });
+
+  it('keeps counting what /undo took back in the cost line and /tokens: it was paid for', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    // $0.10 for 1,000 tokens in and $0.10 for 100 out: each reply costs $0.2000.
+    writeFileSync(join(dirs.workspace, 'fence.toml'), '[models."openai/gpt-test"]\ninput_per_mtok = 100\noutput_per_mtok = 1000\n');
+    for (const answer of ['First.', 'Second.', 'Third.']) server.reply((r) => r.text(answer).usage({ input: 1000, output: 100 }));
+    const chat = startChat();
+    await promptShown(chat);
+    chat.type(`one${KEYS.enter}`);
+    await chat.waitFor('1.0k in · 100 out · $0.2000');
+    chat.type(`two${KEYS.enter}`);
+    await chat.waitFor('2.0k in · 200 out · $0.4000');
+    chat.type(`/undo${KEYS.enter}`);
+    await chat.waitFor('Took back the last prompt');
+    chat.type(KEYS.ctrlC);
+    chat.type(`/tokens${KEYS.enter}`);
+    await chat.waitFor('tokens 2.0k in · 200 out · 2 requests (1 taken back by /undo, still paid for)');
+    await chat.waitFor('cost $0.4000');
+    // The context holds only what is left: the first exchange.
+    await chat.waitFor(/context 1\.0k tokens in the last request/);
+    chat.type(`three${KEYS.enter}`);
+    await chat.waitFor('3.0k in · 300 out · $0.6000');
+    chat.type(`/fork${KEYS.enter}`);
+    await chat.waitFor('Forked: now in session');
+    chat.type(`/tokens${KEYS.enter}`);
+    await chat.waitFor('tokens 3.0k in · 300 out · 3 requests (1 taken back by /undo, still paid for)');
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+
+    // A reader of the logs finds the same: the taken-back reply is out of the conversation, not out of the bill.
+    for (const id of readdirSync(join(dirs.home, 'sessions'))) {
+      const session = readSession(dirs.home, id);
+      expect(session?.log.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual(['First.', 'Third.']);
+      expect(session?.undone.map((m) => m.content)).toEqual(['two', 'Second.']);
+    }
   });
 
   it('shows the XML calls of --tool-format xml as code blocks, as markdown ones are', { timeout: 60_000 }, async () => {

@@ -24,6 +24,7 @@ describe('sessionUsage: totals', () => {
   it('is all zeros for a log without usage', () => {
     expect(sessionUsage([prompt(), toolResult()])).toEqual({
       requests: 0,
+      takenBack: 0,
       inputTokens: 0,
       outputTokens: 0,
       cacheReadTokens: 0,
@@ -131,6 +132,33 @@ describe('sessionUsage: cost', () => {
 
   it('does not list priced models as unpriced', () => {
     expect(sessionUsage([reply({ inputTokens: 10, outputTokens: 5 })], prices).unpriced).toEqual([]);
+  });
+});
+
+describe('sessionUsage: replies taken back by /undo', () => {
+  it('counts their requests, tokens and cost, since they were paid for', () => {
+    const log = [prompt(), reply({ inputTokens: 100_000, outputTokens: 1000 })];
+    const undone = [prompt('taken back'), reply({ inputTokens: 200_000, outputTokens: 3000 }), toolResult(), summary({ inputTokens: 50_000, outputTokens: 500 })];
+    const usage = sessionUsage(log, prices, undone);
+    expect(usage.requests).toBe(3);
+    expect(usage.takenBack).toBe(2);
+    expect(usage.inputTokens).toBe(350_000);
+    expect(usage.outputTokens).toBe(4500);
+    // 350k in at $2/M and 4.5k out at $10/M.
+    expect(usage.costUsd).toBeCloseTo(0.7 + 0.045, 10);
+    expect(usage.costUsd).toBeCloseTo((sessionUsage(log, prices).costUsd ?? 0) + (sessionUsage(undone, prices).costUsd ?? 0), 10);
+  });
+
+  it('measures how full the context is from the conversation alone', () => {
+    const usage = sessionUsage([reply({ inputTokens: 40, outputTokens: 1 })], prices, [reply({ inputTokens: 90_000, outputTokens: 1 })]);
+    expect(usage.lastInputTokens).toBe(40);
+    expect(sessionUsage([prompt()], prices, [reply({ inputTokens: 90_000, outputTokens: 1 })]).lastInputTokens).toBe(0);
+  });
+
+  it('leaves the cost unknown when a taken-back reply came from a model without prices', () => {
+    const usage = sessionUsage([reply({ inputTokens: 10, outputTokens: 5 })], prices, [reply({ inputTokens: 10, outputTokens: 5 }, 'local/mystery')]);
+    expect(usage.costUsd).toBeUndefined();
+    expect(usage.unpriced).toEqual(['local/mystery']);
   });
 });
 
