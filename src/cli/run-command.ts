@@ -171,6 +171,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
         }, options.timeout);
   try {
     const agentModel = await loadAgentModel(resolved, loaded.config.models);
+    // A resumed session's earlier replies were paid for by earlier runs: this run reports its own.
+    const firstOfRun = session.store.log.length;
     const agent = new Agent({
       ...agentModel,
       ...agentParts(session),
@@ -195,7 +197,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       stop_reason: ending.stop,
       is_error: ending.stop !== 'done' && ending.stop !== 'complete',
       turns: agent.turnCount,
-      usage: usageTotals(session.store.log),
+      usage: usageTotals(session.store.log.slice(firstOfRun)),
       cost_usd: agent.costUsd ?? null,
       duration_ms: Date.now() - started,
       ...(ending.message ? { error: ending.message } : {}),

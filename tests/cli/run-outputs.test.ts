@@ -34,6 +34,21 @@ describe('--output-format', () => {
     expect(result.stderr).toContain('[running shell echo hi]');
   });
 
+  it('json of a resumed session counts the tokens and cost of this run only', async () => {
+    const prices = '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 2000\n';
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), prices);
+    cli.server.reply((r) => r.text('First answer.').usage({ input: 1000, output: 100 }));
+    const first = JSON.parse((await run(['-n', '--output-format', 'json', 'first'])).stdout);
+    expect(first.usage).toMatchObject({ input_tokens: 1000, output_tokens: 100 });
+
+    cli.server.reply((r) => r.text('Second answer.').usage({ input: 3000, output: 10 }));
+    const second = JSON.parse((await run(['-n', '--output-format', 'json', '--resume', first.session_id, 'second'])).stdout);
+
+    expect(second).toMatchObject({ result: 'Second answer.', turns: 1, usage: { input_tokens: 3000, output_tokens: 10 } });
+    // 3,000 input tokens at $1,000 per million and 10 output tokens at $2,000 per million.
+    expect(second.cost_usd).toBeCloseTo(3.02, 9);
+  });
+
   it('stream-json: every line of stdout is one JSON event, ending with the result', async () => {
     cli.server.reply((r) => r.text('```shell\necho hi\n```\n'));
     cli.server.reply((r) => r.text('Done.'));
