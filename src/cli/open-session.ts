@@ -4,7 +4,7 @@ import { buildSystemPrompt, readAgentsFile, toolChangeNotice } from '../agent/sy
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import { FileCheckpoints } from '../conversation/file-checkpoints';
-import { messagesToRepair } from '../conversation/resume';
+import { messagesToRepair, newRuntimesNotice } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
@@ -89,6 +89,8 @@ function openWithTools(
     store.updateInfo(info);
     // A call cut off by a crash or Ctrl-C gets its "interrupted" result, so the next request is valid.
     for (const message of messagesToRepair(store.log)) store.append(message);
+    const restarted = newRuntimesNotice(store.log);
+    if (restarted) store.append(createMessage('system', restarted, { meta: { notice: 'new_runtimes' } }));
     // The system prompt stays as it was: the model is told which tools came and went since.
     const notice = before ? toolChangeNotice(before, tools, info.toolFormat) : undefined;
     if (notice) store.append(createMessage('system', notice));

@@ -45,9 +45,10 @@ export interface MessageMeta {
   toolCalls?: NativeToolCall[];
   /**
    * A message fence wrote besides the model's turns: a nudge to go on (`nudge`), a warning about
-   * repeats (`loop`), a tool the person ran from the chat and its result (`user_tool`).
+   * repeats (`loop`), a tool the person ran from the chat and its result (`user_tool`), the
+   * news that a resumed session has a new shell and Python kernel (`new_runtimes`).
    */
-  notice?: 'nudge' | 'loop' | 'user_tool';
+  notice?: 'nudge' | 'loop' | 'user_tool' | 'new_runtimes';
   /**
    * A summary fence had the model write to fit the context window: requests carry it instead
    * of the log's messages after the task up to index `through` (which stay in the log).

@@ -48,6 +48,28 @@ function isToolResult(message: Message | undefined): boolean {
   return message?.role === 'system' && message.meta?.toolResult === true;
 }
 
+/** What a session that goes on in a new process has lost of its shell and Python kernel. */
+const NEW_RUNTIMES =
+  "The session goes on in a new shell and a new Python kernel: the working folder is the workspace again, and the old shell's variables, functions and jobs and the old kernel's variables and imports are gone.";
+
+/**
+ * What the model reads when a session is resumed after it used the shell or Python since it
+ * was last told that they are new: a resumed session runs in a new process, so they are new
+ * even when the last run ended well. `undefined` when the log says nothing it would contradict:
+ * no shell or Python result since the last interruption note or notice of new runtimes (an
+ * interruption note says the same). Pure: reads `log` only.
+ */
+export function newRuntimesNotice(log: readonly Message[]): string | undefined {
+  for (let index = log.length - 1; index >= 0; index--) {
+    const meta = log[index]?.meta;
+    if (meta?.interrupted || meta?.notice === 'new_runtimes') return undefined;
+    if (isToolResult(log[index]) && (meta?.tool === 'shell' || meta?.tool === 'python')) {
+      return `fence was restarted since the last tool call. ${NEW_RUNTIMES}`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * What the model reads about a call that fence was stopped in the middle of, whatever stopped
  * it: Ctrl-C or SIGTERM in a one-shot run, `--timeout`, a chat closed by a signal (the agent
@@ -61,7 +83,7 @@ export function interruptedCallNote(tool?: string): string {
   return [
     `Interrupted: fence stopped before this ${call} finished or before its result was recorded.`,
     'It may or may not have taken effect, wholly or in part: check before repeating it.',
-    "The session goes on in a new shell and a new Python kernel: the working folder is the workspace again, and the old shell's variables, functions and jobs and the old kernel's variables and imports are gone.",
+    NEW_RUNTIMES,
     'Background processes the old shell started were stopped, unless fence was killed outright: look for them (ps) before starting them again.',
   ].join(' ');
 }

@@ -102,7 +102,9 @@ describe('kill -9, then --resume', () => {
     expect(resumed.stdout).toBe('Finished.');
     const after = readOnlySessionLog(cli.dirs.home);
     expect(after.slice(0, before.length)).toEqual(before);
-    expect(after.slice(before.length).map((message) => [message.role, message.content])).toEqual([
+    // The shell that ran echo is gone with the killed process: the model is told so, once.
+    expect(after.slice(before.length).map((message) => [message.role, message.meta?.notice ?? message.content])).toEqual([
+      ['system', 'new_runtimes'],
       ['user', 'finish the work'],
       ['assistant', 'Finished.'],
     ]);
@@ -139,6 +141,27 @@ describe('kill -9, then --resume', () => {
     // Nothing changed the next time: no second notice.
     expect((await fence(['--resume', 'grows', 'once more'])).exitCode).toBe(0);
     expect(JSON.stringify(cli.server.requests[2]?.body.messages).match(/The tools changed/g)).toHaveLength(1);
+  });
+
+  it('tells a session resumed after a run that ended well that its shell is new, and the shell is', async () => {
+    cli.server.reply((r) => r.text('```shell\nmkdir -p sub && cd sub && export MARK=set\n```\n')).reply((r) => r.text('In sub.'));
+    const fence = (args: string[]) => runFence(['-m', 'local/test', '-n', ...args], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect((await fence(['--name', 'moved', 'go to sub'])).exitCode).toBe(0);
+
+    cli.server.reply((r) => r.text('```shell\npwd; echo "MARK=[$MARK]"\n```\n')).reply((r) => r.text('Checked.'));
+    expect((await fence(['--resume', 'moved', 'where are you?'])).exitCode).toBe(0);
+    const request = JSON.stringify(cli.server.requests[2]?.body.messages);
+    expect(request).toContain('fence was restarted since the last tool call.');
+    const log = readOnlySessionLog(cli.dirs.home);
+    expect(log.filter((message) => message.meta?.notice === 'new_runtimes')).toHaveLength(1);
+    expect(log.findLast((message) => message.meta?.tool === 'shell')?.content).toBe(`${cli.dirs.workspace}\nMARK=[]\nExit code 0.`);
+
+    // A resume with no shell call since the notice adds none.
+    cli.server.reply((r) => r.text('Still here.'));
+    cli.server.reply((r) => r.text('Again.'));
+    expect((await fence(['--resume', 'moved', 'hello'])).exitCode).toBe(0);
+    expect((await fence(['--resume', 'moved', 'hello again'])).exitCode).toBe(0);
+    expect(readOnlySessionLog(cli.dirs.home).filter((message) => message.meta?.notice === 'new_runtimes')).toHaveLength(2);
   });
 
   describe('a prompt after -r', () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message, NativeToolCall } from '../../src/conversation/message';
-import { interruptedCallNote, messagesToRepair } from '../../src/conversation/resume';
+import { interruptedCallNote, messagesToRepair, newRuntimesNotice } from '../../src/conversation/resume';
 import { readMessages, SessionStore } from '../../src/conversation/session-store';
 import { planHistory } from '../../src/llm/history';
 import { useTempWorkspace } from '../support/tool-context';
@@ -153,6 +153,35 @@ describe('messagesToRepair', () => {
         expect(paired).toEqual(calls);
       }),
     );
+  });
+});
+
+describe('newRuntimesNotice', () => {
+  const answer = assistant('Done.', { stopReason: 'end' });
+  const shellBlock = assistant('```shell\ncd sub\n```', { stopReason: 'tool_use' });
+  const notice: Message = { role: 'system', content: 'new', timestamp: T, meta: { notice: 'new_runtimes' } };
+
+  it('tells a session that used the shell or Python that both are new, even after a run that ended well', () => {
+    for (const tool of ['shell', 'python']) {
+      const text = newRuntimesNotice([system, user, shellBlock, result('ok', tool), answer]);
+      expect(text).toContain('new shell and a new Python kernel');
+      expect(text).toContain('the working folder is the workspace again');
+    }
+  });
+
+  it('says nothing to a session that never used them', () => {
+    expect(newRuntimesNotice([system, user, answer])).toBeUndefined();
+    expect(newRuntimesNotice([system, user, assistant('```read a\n```', { stopReason: 'tool_use' }), result('text', 'read'), answer])).toBeUndefined();
+    expect(newRuntimesNotice([])).toBeUndefined();
+  });
+
+  it('says nothing when the log already says it last: an interruption note, or an earlier notice', () => {
+    expect(newRuntimesNotice([system, user, shellBlock, interrupted()])).toBeUndefined();
+    expect(newRuntimesNotice([system, user, shellBlock, result('ok', 'shell'), answer, notice, user, answer])).toBeUndefined();
+  });
+
+  it('says it again once the shell was used after the last notice', () => {
+    expect(newRuntimesNotice([system, shellBlock, result('ok', 'shell'), notice, user, shellBlock, result('ok', 'shell'), answer])).toContain('new shell');
   });
 });
 
