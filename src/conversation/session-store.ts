@@ -302,16 +302,20 @@ export function findSession(home: string, text: string): StoredSession | { error
 export function sessionsStartingWith(home: string, prefix: string): SessionInfo[] {
   if (prefix === '') return [];
   const root = join(home, 'sessions');
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return [];
-  }
+  const names = sessionFolders(root);
   return names
     .filter((name) => name.startsWith(prefix) && name !== prefix)
     .flatMap((name) => readSessionInfo(join(root, name)) ?? [])
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+}
+
+/** The names in the sessions folder `root`; none when it does not exist yet. */
+function sessionFolders(root: string): string[] {
+  try {
+    return readdirSync(root);
+  } catch {
+    return [];
+  }
 }
 
 function readLog(dir: string): string {
@@ -363,12 +367,7 @@ function isUndoRecord(value: unknown): value is UndoRecord {
  */
 export function latestSession(home: string, workspace: string): SessionInfo | undefined {
   const root = join(home, 'sessions');
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return undefined;
-  }
+  const names = sessionFolders(root);
   let best: { info: SessionInfo; changed: number } | undefined;
   for (const name of names) {
     const dir = join(root, name);
@@ -400,12 +399,7 @@ export interface SessionSummary extends SessionInfo {
 /** Lists the sessions under `home`, newest first. Only reads. */
 export function listSessions(home: string): SessionSummary[] {
   const root = join(home, 'sessions');
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return [];
-  }
+  const names = sessionFolders(root);
   const sessions: SessionSummary[] = [];
   for (const name of names) {
     const dir = join(root, name);
