@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { version } from '../../package.json';
 
 /**
@@ -36,8 +36,8 @@ function buildProgram(): Command {
       ]),
     )
     .showHelpAfterError('(run fence --help for usage)')
-    // Usage errors (an unknown option, a bad value) exit with 2, as documented; help and --version with 0.
-    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
+    // commander throws instead of exiting: see endCommandLine.
+    .exitOverride()
     // Options after a subcommand's name belong to it (`fence run x.js -w dir`).
     .enablePositionalOptions()
     .action(async (prompt: string[], options) => {
@@ -199,6 +199,37 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
   reportUnexpected(error);
 });
+/**
+ * Where commander stops: help and --version exit with 0; a usage error (an unknown option, a
+ * bad value), whose message commander has written on stderr, exits with 2, as documented. In
+ * the JSON formats a usage error also ends with the one result object every run ends with
+ * (stop reason `usage`), so a script reading stdout always gets one.
+ */
+async function endCommandLine(error: CommanderError): Promise<void> {
+  if (error.exitCode === 0) process.exit(0);
+  if (jsonRequested(process.argv.slice(2))) {
+    const { jsonResult, resultBeforeRun } = await import('./output-format');
+    const message = error.message.replace(/^error: /, '');
+    process.stdout.write(jsonResult(resultBeforeRun('usage', message, Math.round(process.uptime() * 1000))));
+  }
+  process.exit(2);
+}
+
+/**
+ * Whether the words ask for a JSON output format (`--output-format json`, `=stream-json`, …),
+ * read without commander, which has just refused them. Words after `--` are prompts.
+ */
+function jsonRequested(words: readonly string[]): boolean {
+  const end = words.indexOf('--');
+  const options = end === -1 ? words : words.slice(0, end);
+  return options.some((word, i) => {
+    const value = word.startsWith('--output-format=') ? word.slice('--output-format='.length) : word === '--output-format' ? options[i + 1] : undefined;
+    return value === 'json' || value === 'stream-json';
+  });
+}
+
 process.on('uncaughtException', reportUnexpected);
 process.on('unhandledRejection', reportUnexpected);
-buildProgram().parseAsync(process.argv).catch(reportUnexpected);
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => (error instanceof CommanderError ? endCommandLine(error) : reportUnexpected(error)));

@@ -254,6 +254,29 @@ describe('a run that cannot start, in the JSON formats', () => {
     expect(existsSync(join(cli.dirs.home, 'sessions'))).toBe(false);
   });
 
+  it.each([
+    { name: 'an unknown option', args: ['--output-format', 'json', '--frobnicate'], error: "unknown option '--frobnicate'" },
+    { name: 'a bad value', args: ['--max-turns', 'many', '--output-format=stream-json'], error: "argument 'many' is invalid" },
+  ])('$name, refused by the command line itself: one result object too, exit 2', async ({ args, error }) => {
+    const result = await runFence(['-n', '-m', 'local/test', ...args, 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
+
+    expect(result.exitCode).toBe(2);
+    const summary = onlyResult(result.stdout);
+    expect(summary).toMatchObject({ type: 'result', session_id: '', stop_reason: 'usage', is_error: true, turns: 0 });
+    expect(summary.error).toContain(error);
+    expect(result.stderr).toContain(`error: ${summary.error}`);
+    expect(cli.server.requests).toHaveLength(0);
+  });
+
+  it('a usage error in text mode, or with the JSON words only in the prompt, leaves stdout empty', async () => {
+    for (const args of [['--frobnicate'], ['--frobnicate', '--', '--output-format', 'json']]) {
+      const result = await runFence(['-n', '-m', 'local/test', ...args, 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
+      expect(result.exitCode).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain("unknown option '--frobnicate'");
+    }
+  });
+
   it('the name of an existing session: exit 2 before anything starts, the session left as it was', async () => {
     cli.server.reply((r) => r.text('First.'));
     const first = await run(['-n', '--name', 'nightly', 'hello']);
