@@ -1,7 +1,10 @@
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import { pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import type zlib from 'node:zlib';
+import { FetchHeaders } from './fetch-headers';
+import { FetchResponse } from './fetch-response';
 
 /** The `fetch` signature the provider SDKs accept. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -26,14 +29,18 @@ interface Outgoing {
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
 /**
- * Loads what the first request needs from Node's built-in web classes (`Headers`, `Response`):
- * Node loads them on first use, which costs tens of milliseconds once per process. The chat
- * calls this while the person reads the prompt, so the first request does not pay for it.
+ * Loads what the first request needs from Node's built-in web classes (the streams a response
+ * body is read through): Node loads them on first use, which costs milliseconds once per
+ * process. The chat calls this while the person reads the prompt, so the first request does not
+ * pay for it.
  */
 export async function warmUpFetch(): Promise<void> {
-  new Headers({ 'content-type': 'application/json' }).forEach(() => undefined);
-  await new Response('{}').text();
+  new FetchHeaders({ 'content-type': 'application/json' }).forEach(() => undefined);
+  await new FetchResponse(new ReadableStream({ start: (controller) => controller.close() }), { status: 200, statusText: 'OK', headers: new FetchHeaders(), url: '' }).text();
 }
+
+/** Built-in modules only some requests need (TLS, compressed bodies), loaded on first use. */
+const requireBuiltin = createRequire(import.meta.url);
 
 /**
  * A `fetch` built on `node:http`/`node:https` with its own keep-alive agents, for the SDKs to
@@ -44,23 +51,37 @@ export async function warmUpFetch(): Promise<void> {
  * are decoded; aborting `signal` destroys the request and rejects (or errors the body) with an
  * error named `AbortError`; a failed connection rejects with `TypeError('fetch failed')` whose
  * `cause` is the socket error; a socket goes back to the pool only once its body was read to
- * the end, otherwise it is destroyed. Idle sockets do not keep the process alive.
+ * the end, otherwise it is destroyed. Idle sockets do not keep the process alive. Responses
+ * are `FetchResponse`s with `FetchHeaders`, so no request loads Node's own fetch classes.
  * Not supported: redirects (answered as they are), streaming request bodies (they are read first).
  */
 export function createNodeFetch(options: NodeFetchOptions = {}): Fetch {
   const timeout = options.idleSocketMs ?? 5_000;
-  const agents = {
+  let tls: { module: typeof https; agent: https.Agent } | undefined;
+  const agents: Agents = {
     http: new http.Agent({ keepAlive: true, timeout }),
-    https: new https.Agent({ keepAlive: true, timeout }),
+    https: () => {
+      if (!tls) {
+        const module = requireBuiltin('node:https') as typeof https;
+        tls = { module, agent: new module.Agent({ keepAlive: true, timeout }) };
+      }
+      return tls;
+    },
   };
   return async (input, init) => send(await toOutgoing(input, init ?? {}), agents);
+}
+
+/** The keep-alive agents of one fetch; the TLS one made on the first https request. */
+interface Agents {
+  http: http.Agent;
+  https: () => { module: typeof https; agent: https.Agent };
 }
 
 async function toOutgoing(input: string | URL | Request, init: RequestInit): Promise<Outgoing> {
   const request = typeof input === 'string' || input instanceof URL ? undefined : input;
   const url = new URL(request ? request.url : String(input));
-  const headers = new Headers(request?.headers);
-  new Headers(init.headers).forEach((value, name) => headers.set(name, value));
+  const headers = new FetchHeaders(request?.headers);
+  new FetchHeaders(init.headers).forEach((value, name) => headers.set(name, value));
   const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
   const signal = init.signal ?? request?.signal ?? undefined;
   const source = init.body !== undefined ? init.body : request?.body ? await request.arrayBuffer() : null;
@@ -73,7 +94,7 @@ async function toOutgoing(input: string | URL | Request, init: RequestInit): Pro
   return { url, method, headers: plain, body, signal };
 }
 
-async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: Headers): Promise<Buffer | string | undefined> {
+async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: FetchHeaders): Promise<Buffer | string | undefined> {
   if (body === null || body === undefined) return undefined;
   if (typeof body === 'string') return body;
   if (body instanceof ArrayBuffer) return Buffer.from(body);
@@ -85,7 +106,7 @@ async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: Headers)
   return Buffer.from(await serialised.arrayBuffer());
 }
 
-function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent }): Promise<Response> {
+function send(outgoing: Outgoing, agents: Agents): Promise<Response> {
   const { url, signal } = outgoing;
   if (signal?.aborted) return Promise.reject(abortError());
   const secure = url.protocol === 'https:';
@@ -93,7 +114,8 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
 
   return new Promise<Response>((resolve, reject) => {
     const options = { method: outgoing.method, headers: outgoing.headers };
-    const request = secure ? https.request(url, { ...options, agent: agents.https }) : http.request(url, { ...options, agent: agents.http });
+    const tls = secure ? agents.https() : undefined;
+    const request = tls ? tls.module.request(url, { ...options, agent: tls.agent }) : http.request(url, { ...options, agent: agents.http });
     let body: ResponseBody | undefined;
     const release = () => signal?.removeEventListener('abort', onAbort);
     function onAbort(): void {
@@ -117,7 +139,7 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
     });
     request.on('response', (incoming) => {
       const status = incoming.statusCode ?? 0;
-      const headers = new Headers();
+      const headers = new FetchHeaders();
       const raw = incoming.rawHeaders;
       for (let i = 0; i + 1 < raw.length; i += 2) {
         const name = raw[i];
@@ -129,15 +151,7 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
       if (empty) {
         incoming.on('end', release).on('error', release).resume();
       }
-      try {
-        const response = new Response(body?.stream ?? null, { status, statusText: incoming.statusMessage ?? '', headers });
-        Object.defineProperty(response, 'url', { value: url.href });
-        resolve(response);
-      } catch (error) {
-        request.destroy();
-        release();
-        reject(new TypeError(`fetch: unusable response (HTTP ${status})`, { cause: error }));
-      }
+      resolve(new FetchResponse(body?.stream ?? null, { status, statusText: incoming.statusMessage ?? '', headers, url: url.href }));
     });
     request.end(outgoing.body);
   });
@@ -146,12 +160,9 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
 /** The body decoded according to `content-encoding` (unknown encodings pass through as they are). */
 function decoded(incoming: Readable, encoding: string | null): Readable {
   const name = encoding?.trim().toLowerCase();
-  const decoder =
-    name === 'gzip' || name === 'x-gzip' ? zlib.createGunzip()
-    : name === 'deflate' ? zlib.createInflate()
-    : name === 'br' ? zlib.createBrotliDecompress()
-    : undefined;
-  if (decoder === undefined) return incoming;
+  if (name !== 'gzip' && name !== 'x-gzip' && name !== 'deflate' && name !== 'br') return incoming;
+  const { createBrotliDecompress, createGunzip, createInflate } = requireBuiltin('node:zlib') as typeof zlib;
+  const decoder = name === 'deflate' ? createInflate() : name === 'br' ? createBrotliDecompress() : createGunzip();
   return pipeline(incoming, decoder, () => undefined);
 }
 
