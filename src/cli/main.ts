@@ -42,7 +42,8 @@ function buildProgram(): Command {
     .enablePositionalOptions()
     .action(async (prompt: string[], options) => {
       const { runPromptCommand } = await import('./run-command');
-      process.exitCode = await runPromptCommand(prompt, options);
+      const { exitOnceWritten } = await import('./process-exit');
+      await exitOnceWritten(await runPromptCommand(prompt, options));
     });
 
   const sessions = program.command('sessions').description('list and show stored sessions');

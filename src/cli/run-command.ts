@@ -218,7 +218,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     if (timer) clearTimeout(timer);
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
-    await session.close();
+    // The process exits right after (see main.ts): the shell and the kernel need not be waited for.
+    await session.close({ exiting: true });
   }
 }
 
