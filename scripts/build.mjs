@@ -4,7 +4,7 @@
 //   initialised only when used, so `fence sessions list` never runs an SDK's code.
 // - dist/vendor/*.cjs: packages that only some sessions need (the Anthropic SDK, the MCP SDK,
 //   execa), each bundled apart, so that the program's file holds what every run reads.
-// - dist/cli.js: the launcher (src/cli/launch.ts) that bin/fence.js imports; it answers
+// - dist/cli.cjs: the launcher (src/cli/launch.ts) that bin/fence.js requires; it answers
 //   --version itself and runs fence.cjs compiled from its V8 code cache.
 // - dist/fence-<hash>.cache: that code cache, made by one warm-up run (scripts/code-cache.mjs).
 import { build } from 'esbuild';
@@ -101,13 +101,14 @@ if (bundle.some((byte) => byte > 0x7f)) throw new Error('dist/fence.cjs is not p
 const bundleId = createHash('sha256').update(bundle).digest('hex').slice(0, 16);
 await build({
   ...common,
-  entryPoints: { cli: 'src/cli/launch.ts' },
-  outdir,
-  format: 'esm',
-  define: { FENCE_BUNDLE_ID: JSON.stringify(bundleId) },
+  entryPoints: ['src/cli/launch.ts'],
+  outfile: `${outdir}cli.cjs`,
+  format: 'cjs',
+  define: { FENCE_BUNDLE_ID: JSON.stringify(bundleId), 'import.meta.url': '__fenceModuleUrl' },
+  banner: script.banner,
 });
 // The Python kernel is a script run by python3, not bundled: it sits beside fence.cjs, where
 // src/runtime/python-kernel.ts looks for it.
 await copyFile(new URL('../src/runtime/kernel.py', import.meta.url), `${outdir}kernel.py`);
-const problem = await warmUpCodeCache({ launcher: `${outdir}cli.js`, cacheFile: `${outdir}fence-${bundleId}.cache` });
+const problem = await warmUpCodeCache({ launcher: `${outdir}cli.cjs`, cacheFile: `${outdir}fence-${bundleId}.cache` });
 if (problem) process.stderr.write(`build: no code cache (${problem}); fence works, but starts more slowly\n`);

@@ -4,7 +4,7 @@ import { version } from '../../package.json';
 import { runCachedBundle } from './code-cache';
 
 /**
- * fence's entry point (`dist/cli.js`, what `bin/fence.js` imports). `fence --version` is
+ * fence's entry point (`dist/cli.cjs`, what `bin/fence.js` requires). `fence --version` is
  * answered here, before anything else loads. Every other command runs the program bundled in
  * `dist/fence.cjs` (`main.ts` and all it imports), compiled from the V8 code cache the build
  * made for it by one warm-up run (`scripts/code-cache.mjs`); see `runCachedBundle`.
