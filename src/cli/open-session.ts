@@ -8,13 +8,13 @@ import { messagesToRepair } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
-import type { BashSession } from '../runtime/bash-session';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { startMcpServers } from './mcp-servers';
+import { startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
 
 /**
@@ -24,9 +24,10 @@ import { buildToolset, sessionTools } from './toolset';
  * that a stop cut off. A resumed session keeps its system prompt, and is told in a system
  * message which tools were added or are gone since it last ran.
  *
- * The shell is started first, in the background, before anything else is awaited: most runs
- * use it, and its start-up then overlaps building the session and the first model request,
- * so that it is ready when a model that answers at once asks for it. The tools of the config's MCP servers join the
+ * The shell is started first (unless one was started for it already, see `shell`), before
+ * anything else is awaited: most runs use it, and its start-up then overlaps building the
+ * session and the first model request, so that it is ready when a model that answers at once
+ * asks for it. The tools of the config's MCP servers join the
  * registry before the system prompt is written: from the cache of listed tools (the server
  * then starts on its first call), or by starting the servers, all at once (see
  * `connectMcpServers`); a server that fails is left out with one line on stderr (`warn`), and
@@ -52,10 +53,14 @@ export async function openSession(options: {
   warn?: (line: string) => void;
   /** Keep what the file tools overwrite, so taking turns back can put files back (the chat's `/undo`). */
   keepFiles?: boolean;
+  /** The session's shell, started before in the workspace (see `startShellForCommand`); else started here. */
+  shell?: StartingShell;
 }): Promise<OpenSession> {
   const id = options.resume ?? options.name ?? newSessionId();
-  // The shell is a built-in tool of every session.
-  const shell = startShell(options.workspace);
+  // The shell is a built-in tool of every session: one started for another folder is not this session's.
+  const given = options.shell?.cwd === options.workspace ? options.shell : undefined;
+  const shell = given ?? startShell(options.workspace);
+  if (options.shell && !given) await options.shell.close();
   let mcp: Awaited<ReturnType<typeof startMcpServers>>;
   try {
     mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
@@ -72,25 +77,6 @@ export async function openSession(options: {
     await Promise.all([mcp.close(), shell.close()]);
     throw error;
   }
-}
-
-/** A session's shell, being started: `get` gives it once ready, `close` stops it (started or not). */
-interface StartingShell {
-  get(): Promise<BashSession>;
-  close(options?: { waitForExit?: boolean }): Promise<void>;
-}
-
-/**
- * Starts bash in `cwd` now (see `BashSession.start`: it is spawned before anything is awaited).
- * A failed start is kept: each `get` rejects with it, which the shell tool reports.
- */
-function startShell(cwd: string): StartingShell {
-  const started = import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd }));
-  started.catch(() => undefined);
-  return {
-    get: () => started,
-    close: async (options) => (await started.catch(() => undefined))?.close(options),
-  };
 }
 
 /** The rest of `openSession`, once the MCP servers' tools are known. */

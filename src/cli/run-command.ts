@@ -14,6 +14,7 @@ import { resolveWorkspace } from './workspace';
 import { createStreamJsonWriter, jsonResult, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { splitPrompts, withPipedInput } from './read-prompts';
+import type { StartingShell } from './starting-shell';
 
 /** Options of the default command, as commander parses them. */
 export interface PromptCommandOptions {
@@ -52,9 +53,10 @@ interface Ending {
  * Runs the prompts of the command line (and piped input) through one agent session.
  * One-shot mode prints only the final answer on stdout (or one JSON result, or a JSON line per
  * event) and everything else on stderr. Returns the process exit code, one per stop reason
- * (see `run-stop.ts`); never throws for an expected failure.
+ * (see `run-stop.ts`); never throws for an expected failure. `shell` is the session's shell when
+ * it was started already (see `startShellForCommand`); the caller closes it if no session took it.
  */
-export async function runPromptCommand(words: string[], options: PromptCommandOptions): Promise<number> {
+export async function runPromptCommand(words: string[], options: PromptCommandOptions, shell?: StartingShell): Promise<number> {
   const err = process.stderr;
   const started = Date.now();
   const output = options.outputFormat ?? 'text';
@@ -111,6 +113,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           signal,
           confirm,
           keepFiles: true,
+          ...(shell ? { shell } : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(resumeId ? { resume: resumeId.id } : {}),
         }),
@@ -139,6 +142,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       format,
       auto: options.auto,
       ...(resumeId ? { resume: resumeId.id } : {}),
+      ...(shell ? { shell } : {}),
       signal: controller.signal,
     });
   } catch (error) {

@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { IPty } from 'node-pty';
@@ -195,12 +196,12 @@ export class BashSession {
 
   /**
    * Starts bash in `options.cwd`; resolves when it is ready for a command. bash is spawned
-   * before anything is awaited but the loading of node-pty, so that it starts while the caller
-   * goes on with its own work; the private temp dir is made meanwhile.
+   * before this first awaits (node-pty is loaded synchronously), so that it starts up while
+   * the caller goes on with its own work; the private temp dir is made meanwhile.
    */
   static async start(options: BashSessionOptions): Promise<BashSession> {
-    // node-pty is a native addon kept out of the bundle: load it only when a shell is needed.
-    const { spawn } = await import('node-pty');
+    // node-pty is a native addon kept out of the bundle: loaded only when a shell is needed.
+    const { spawn } = loadNodePty();
     const session = new BashSession(spawn, options, shellEnvironment(options.env));
     const started = session.startShell();
     let dir: string;
@@ -510,6 +511,11 @@ export class BashSession {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** node-pty, from node_modules (a CommonJS package, so it loads without awaiting). */
+function loadNodePty(): typeof import('node-pty') {
+  return createRequire(import.meta.url)('node-pty') as typeof import('node-pty');
 }
 
 /** Writes to the pty unless bash is gone (a write to a closed pty would throw). */
