@@ -29,14 +29,23 @@ interface Outgoing {
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
 /**
- * Loads what the first request needs from Node's built-in web classes (the streams a response
- * body is read through): Node loads them on first use, which costs milliseconds once per
- * process. The chat calls this while the person reads the prompt, so the first request does not
- * pay for it.
+ * Loads what a response needs from Node's built-in web classes (the streams a body is read
+ * through), and reads a sample body as a provider SDK reads a reply it leaves early: Node
+ * builds these on first use, which costs milliseconds once per process. Called while the
+ * first request is out (or, in the chat, while the person reads the prompt), so that the
+ * first reply does not pay for it.
  */
 export async function warmUpFetch(): Promise<void> {
-  new FetchHeaders({ 'content-type': 'application/json' }).forEach(() => undefined);
-  await new FetchResponse(new ReadableStream({ start: (controller) => controller.close() }), { status: 200, statusText: 'OK', headers: new FetchHeaders(), url: '' }).text();
+  const chunk = new TextEncoder().encode('{}');
+  const body = new ReadableStream<Uint8Array>({
+    start: (controller) => {
+      controller.enqueue(chunk);
+      controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  const response = new FetchResponse(body, { status: 200, statusText: 'OK', headers: new FetchHeaders({ 'content-type': 'application/json' }), url: '' });
+  for await (const part of response.body ?? []) if (part.length > 0) break;
 }
 
 /** Built-in modules only some requests need (TLS, compressed bodies), loaded on first use. */

@@ -1,0 +1,58 @@
+import { warmUpFetch } from '../llm/node-fetch';
+import type { ToolFormat, ToolStreamScanner } from '../parse/tool-use';
+import type { ToolSpec } from '../tools/define-tool';
+import { modelTools, renderCall } from '../tools/notation';
+import { normaliseOutput } from './loop-detector';
+
+/** What a warm-up walks through: the tools and how the model writes their calls. */
+export interface WarmUpParts {
+  format: ToolFormat;
+  tools: readonly ToolSpec[];
+  /** A new scanner of the format's blocks (markdown and XML). */
+  scanner?: () => ToolStreamScanner;
+}
+
+/**
+ * Runs, once and with sample data, code that the step after a model's reply runs: the streams
+ * a response body is read through (and let go of early, as at a tool block), reading a tool
+ * call out of a reply, checking each tool's input against its schema, and the loop detector's
+ * view of an output. A process pays for the first run of each (Node loads modules, zod
+ * compiles its checks, V8 fills its caches); done while the first request is out, that is paid
+ * while the model thinks instead of between its reply and the next request.
+ *
+ * The work is cut into small steps, each run from the event loop after the one before, so a
+ * reply that arrives meanwhile waits for one step at most. Nothing here touches a session: no
+ * log, no tool runs, no request. Never throws; the promise settles once every step ran.
+ */
+export function warmUpReplyPath(parts: WarmUpParts): Promise<void> {
+  const callable = modelTools(parts.tools, parts.format);
+  const sample = callable.find((tool) => tool.name === 'shell') ?? callable[0];
+  const steps: (() => unknown)[] = [
+    () => warmUpFetch(),
+    () => sample && readCall(parts, sample),
+    ...callable.map((tool) => () => tool.parameters.safeParse(tool.example)),
+    () => normaliseOutput('done in 1.2s at 2026-01-01T12:00:00Z (pid 4242)\nExit code 0.'),
+  ];
+  return new Promise((resolve) => {
+    const next = (): void => {
+      const step = steps.shift();
+      if (!step) return resolve();
+      Promise.resolve()
+        .then(step)
+        .catch(() => undefined)
+        .then(() => setImmediate(next));
+    };
+    setImmediate(next);
+  });
+}
+
+/** Finds the sample tool's call in a reply, as the stream scanner (or the native argument parser) does. */
+async function readCall(parts: WarmUpParts, tool: ToolSpec): Promise<void> {
+  const call = renderCall(tool, tool.example, parts.format);
+  if (parts.format === 'tool') {
+    const { parseToolArguments } = await import('../parse/native-call');
+    parseToolArguments(call);
+    return;
+  }
+  parts.scanner?.().push(`A sample reply.\n${call}\nText after it.\n`);
+}
