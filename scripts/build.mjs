@@ -17,11 +17,11 @@ const common = { bundle: true, platform: 'node', target: 'node20', logLevel: 'wa
 
 /**
  * Bundled apart, by the imports that reach them: name in dist/vendor/ → the modules it holds,
- * and whether its `Headers` is fence's (a provider SDK's requests go through fence's fetch; the
- * MCP SDK's through Node's).
+ * and whether it holds a provider SDK, whose requests go through fence's fetch (the MCP SDK's
+ * go through Node's).
  */
 const VENDOR = {
-  'anthropic-sdk': { modules: ['@anthropic-ai/sdk'], fetchHeaders: true },
+  'anthropic-sdk': { modules: ['@anthropic-ai/sdk'], providerSdk: true },
   'mcp-sdk': {
     modules: [
       '@modelcontextprotocol/sdk/client/index.js',
@@ -29,11 +29,22 @@ const VENDOR = {
       '@modelcontextprotocol/sdk/client/streamableHttp.js',
       '@modelcontextprotocol/sdk/types.js',
     ],
-    fetchHeaders: false,
+    providerSdk: false,
   },
-  execa: { modules: ['execa'], fetchHeaders: false },
+  execa: { modules: ['execa'], providerSdk: false },
 };
-const FETCH_GLOBALS = new URL('./fetch-globals.mjs', import.meta.url).pathname;
+
+/**
+ * For the bundles that hold a provider SDK: its requests never touch Node's fetch classes,
+ * whose first use costs about as much as starting Node. Its `Headers` and `FormData` are
+ * fence's (see fetch-globals.mjs), and it sees no global `ReadableStream`: it only tests
+ * request bodies against it (fence's are strings) and makes one to upload files (fence
+ * uploads none); fence's fetch gives response bodies as a `BodyStream`.
+ */
+const providerSdk = {
+  inject: [new URL('./fetch-globals.mjs', import.meta.url).pathname],
+  define: { 'globalThis.ReadableStream': 'undefined' },
+};
 
 /** Only the English messages of zod: fence shows no other language, and the rest is ~300 kB. */
 const englishZod = {
@@ -84,14 +95,15 @@ await build({
   // node-pty is a native addon, and the tokenizer is megabytes used only near a context
   // window's end: both are loaded from node_modules when needed.
   external: ['node-pty', 'gpt-tokenizer'],
-  inject: [FETCH_GLOBALS],
+  inject: providerSdk.inject,
+  define: { ...script.define, ...providerSdk.define },
   plugins: [englishZod, vendorImports],
 });
-for (const [name, { modules, fetchHeaders }] of Object.entries(VENDOR)) {
+for (const [name, { modules, providerSdk: holdsSdk }] of Object.entries(VENDOR)) {
   await build({
     ...common,
     ...script,
-    inject: fetchHeaders ? [FETCH_GLOBALS] : [],
+    ...(holdsSdk ? { inject: providerSdk.inject, define: { ...script.define, ...providerSdk.define } } : {}),
     stdin: { contents: modules.map((module) => `export * from ${JSON.stringify(module)};`).join('\n'), resolveDir: process.cwd() },
     outfile: `${outdir}vendor/${name}.cjs`,
   });

@@ -1,7 +1,7 @@
-// Injected into the bundles that hold a provider SDK (see build.mjs), so that a request never
-// loads Node's own fetch classes, whose first use costs about as much as starting Node (see
-// src/llm/fetch-headers.ts): wherever the SDKs' code says `Headers`, it gets fence's
-// FetchHeaders, and where it says `FormData`, a class with no instances.
+// Injected into the bundles that hold a provider SDK (see providerSdk in build.mjs), so that a
+// request never loads Node's own fetch classes, whose first use costs about as much as
+// starting Node (see src/llm/fetch-headers.ts): wherever the SDKs' code says `Headers`, it
+// gets fence's FetchHeaders, and where it says `FormData`, a class with no instances.
 export { FetchHeaders as Headers } from '../src/llm/fetch-headers.ts';
 
 /**

@@ -1,4 +1,5 @@
-import { FetchHeaders } from './fetch-headers';
+import type { BodyStream } from './body-stream';
+import type { FetchHeaders } from './fetch-headers';
 
 /** What a response is made with. */
 export interface FetchResponseInit {
@@ -9,22 +10,23 @@ export interface FetchResponseInit {
 }
 
 /**
- * A fetch `Response` over a body stream, without Node's own `Response` (see `FetchHeaders`
- * for why). It reads as the standard says: `text()`, `json()`, `arrayBuffer()` and `blob()`
- * read the body once (a second read, or a read of a body a reader holds, is a TypeError),
- * `clone()` tees it. `formData()` is not supported (no provider answers with a form).
+ * A fetch `Response` over a `BodyStream`, without Node's own `Response` (see `FetchHeaders`
+ * for why): every member the provider SDKs read. It reads as the standard says: `text()`,
+ * `json()`, `arrayBuffer()` and `blob()` read the body once (a second read, or a read of a body
+ * a reader holds, is a TypeError). `clone()` and `formData()` are not supported: fence neither
+ * reads a body twice nor gets forms.
  */
-export class FetchResponse implements Response {
+export class FetchResponse {
   readonly headers: FetchHeaders;
   readonly status: number;
   readonly statusText: string;
   readonly url: string;
   readonly type = 'basic' as const;
   readonly redirected = false;
-  #body: ReadableStream<Uint8Array> | null;
+  readonly #body: BodyStream | null;
   #used = false;
 
-  constructor(body: ReadableStream<Uint8Array> | null, init: FetchResponseInit) {
+  constructor(body: BodyStream | null, init: FetchResponseInit) {
     this.#body = body;
     this.status = init.status;
     this.statusText = init.statusText;
@@ -36,7 +38,7 @@ export class FetchResponse implements Response {
     return this.status >= 200 && this.status < 300;
   }
 
-  get body(): ReadableStream<Uint8Array> | null {
+  get body(): BodyStream | null {
     return this.#body;
   }
 
@@ -53,8 +55,8 @@ export class FetchResponse implements Response {
     return new Blob([await this.#readAll()], { type: this.headers.get('content-type') ?? '' });
   }
 
-  async formData(): Promise<FormData> {
-    throw new TypeError('Response.formData() is not supported by this fetch');
+  async formData(): Promise<never> {
+    throw new TypeError('Response.formData() is not supported by fence\'s fetch');
   }
 
   async json(): Promise<unknown> {
@@ -65,11 +67,8 @@ export class FetchResponse implements Response {
     return new TextDecoder().decode(await this.#readAll());
   }
 
-  clone(): FetchResponse {
-    if (this.#used || this.#body?.locked) throw new TypeError('Response.clone: the body has already been read');
-    let copy: ReadableStream<Uint8Array> | null = null;
-    if (this.#body) [this.#body, copy] = this.#body.tee();
-    return new FetchResponse(copy, { status: this.status, statusText: this.statusText, headers: new FetchHeaders(this.headers), url: this.url });
+  clone(): never {
+    throw new TypeError('Response.clone() is not supported by fence\'s fetch');
   }
 
   async #readAll(): Promise<Uint8Array> {

@@ -3,6 +3,7 @@ import type https from 'node:https';
 import { createRequire } from 'node:module';
 import { pipeline, type Readable } from 'node:stream';
 import type zlib from 'node:zlib';
+import { BodyStream } from './body-stream';
 import { FetchHeaders } from './fetch-headers';
 import { FetchResponse } from './fetch-response';
 
@@ -29,22 +30,16 @@ interface Outgoing {
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
 /**
- * Loads what a response needs from Node's built-in web classes (the streams a body is read
- * through), and reads a sample body as a provider SDK reads a reply it leaves early: Node
- * builds these on first use, which costs milliseconds once per process. Called while the
- * first request is out (or, in the chat, while the person reads the prompt), so that the
- * first reply does not pay for it.
+ * Runs once what reading a response runs — its headers, and its body read as a provider SDK
+ * reads a reply it leaves early — so that the first reply of a process does not pay for the
+ * first run of that code. Called while the first request is out (or, in the chat, while the
+ * person reads the prompt).
  */
 export async function warmUpFetch(): Promise<void> {
-  const chunk = new TextEncoder().encode('{}');
-  const body = new ReadableStream<Uint8Array>({
-    start: (controller) => {
-      controller.enqueue(chunk);
-      controller.enqueue(chunk);
-      controller.close();
-    },
-  });
+  const chunks = [new TextEncoder().encode('{}'), new TextEncoder().encode('{}')];
+  const body = new BodyStream({ next: async () => (chunks.length > 0 ? { done: false, value: chunks.shift() ?? new Uint8Array(0) } : { done: true, value: undefined }), cancel: () => undefined });
   const response = new FetchResponse(body, { status: 200, statusText: 'OK', headers: new FetchHeaders({ 'content-type': 'application/json' }), url: '' });
+  response.headers.get('content-type');
   for await (const part of response.body ?? []) if (part.length > 0) break;
 }
 
@@ -77,7 +72,9 @@ export function createNodeFetch(options: NodeFetchOptions = {}): Fetch {
       return tls;
     },
   };
-  return async (input, init) => send(await toOutgoing(input, init ?? {}), agents);
+  // A FetchResponse has every member the SDKs read of a Response (see fetch-response.ts); its
+  // body is a BodyStream rather than a web stream.
+  return async (input, init) => (await send(await toOutgoing(input, init ?? {}), agents)) as unknown as Response;
 }
 
 /** The keep-alive agents of one fetch; the TLS one made on the first https request. */
@@ -115,13 +112,13 @@ async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: FetchHea
   return Buffer.from(await serialised.arrayBuffer());
 }
 
-function send(outgoing: Outgoing, agents: Agents): Promise<Response> {
+function send(outgoing: Outgoing, agents: Agents): Promise<FetchResponse> {
   const { url, signal } = outgoing;
   if (signal?.aborted) return Promise.reject(abortError());
   const secure = url.protocol === 'https:';
   if (!secure && url.protocol !== 'http:') return Promise.reject(new TypeError(`fetch: unsupported protocol ${url.protocol}`));
 
-  return new Promise<Response>((resolve, reject) => {
+  return new Promise<FetchResponse>((resolve, reject) => {
     const options = { method: outgoing.method, headers: outgoing.headers };
     const tls = secure ? agents.https() : undefined;
     const request = tls ? tls.module.request(url, { ...options, agent: tls.agent }) : http.request(url, { ...options, agent: agents.http });
@@ -176,13 +173,14 @@ function decoded(incoming: Readable, encoding: string | null): Readable {
 }
 
 /**
- * A Node readable as a pull-based web stream (a response body). Chunks are delivered in order,
+ * A Node readable as a pull-based body stream (see `BodyStream`). Chunks are delivered in order,
  * and a failure after the chunks that arrived before it (so text sent just before a dropped
- * connection is not lost), except a failure with `discard` (an abort), which drops what is
- * buffered. `onSettle` runs once, when the body ended or failed; `destroyRequest` when it failed.
+ * connection is not lost), except a failure with `discard` (an abort, a reader that stops),
+ * which drops what is buffered. `onSettle` runs once, when the body ended or failed;
+ * `destroyRequest` when it failed.
  */
 export class ResponseBody {
-  readonly stream: ReadableStream<Uint8Array>;
+  readonly stream: BodyStream;
   private readonly chunks: Uint8Array[] = [];
   private ended = false;
   private failure: { error: unknown } | undefined;
@@ -208,16 +206,13 @@ export class ResponseBody {
     source.on('close', () => {
       if (!this.ended) this.fail(Object.assign(new Error('connection closed before the response was complete'), { code: 'ECONNRESET' }));
     });
-    this.stream = new ReadableStream<Uint8Array>(
-      {
-        pull: (controller) => this.pull(controller),
-        cancel: () => {
-          this.fail(abortError(), { discard: true });
-          source.destroy();
-        },
+    this.stream = new BodyStream({
+      next: () => this.next(),
+      cancel: () => {
+        this.fail(abortError(), { discard: true });
+        source.destroy();
       },
-      { highWaterMark: 0 },
-    );
+    });
   }
 
   /** Ends the body with `error` (first failure wins); the request is destroyed so its socket is not reused. */
@@ -230,7 +225,7 @@ export class ResponseBody {
     this.notify();
   }
 
-  private async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+  private async next(): Promise<IteratorResult<Uint8Array, undefined>> {
     while (this.chunks.length === 0 && !this.ended && !this.failure) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -238,12 +233,11 @@ export class ResponseBody {
     }
     const chunk = this.chunks.shift();
     if (chunk !== undefined) {
-      controller.enqueue(chunk);
       if (this.chunks.length === 0 && this.source.isPaused()) this.source.resume();
-      return;
+      return { done: false, value: chunk };
     }
-    if (this.failure) controller.error(this.failure.error);
-    else controller.close();
+    if (this.failure) throw this.failure.error;
+    return { done: true, value: undefined };
   }
 
   private notify(): void {
