@@ -15,7 +15,7 @@ export interface WarmUpParts {
 /**
  * Runs, once and with sample data, code that the step after a model's reply runs: the streams
  * a response body is read through (and let go of early, as at a tool block), reading a tool
- * call out of a reply, checking each tool's input against its schema, and the loop detector's
+ * call out of a reply, checking a tool's input against its schema, and the loop detector's
  * view of an output. A process pays for the first run of each (Node loads modules, zod
  * compiles its checks, V8 fills its caches); done while the first request is out, that is paid
  * while the model thinks instead of between its reply and the next request.
@@ -30,7 +30,7 @@ export function warmUpReplyPath(parts: WarmUpParts): Promise<void> {
   const steps: (() => unknown)[] = [
     () => warmUpFetch(),
     () => sample && readCall(parts, sample),
-    ...callable.map((tool) => () => tool.parameters.safeParse(tool.example)),
+    () => sample?.parameters.safeParse(sample.example),
     () => normaliseOutput('done in 1.2s at 2026-01-01T12:00:00Z (pid 4242)\nExit code 0.'),
   ];
   return new Promise((resolve) => {
@@ -42,7 +42,9 @@ export function warmUpReplyPath(parts: WarmUpParts): Promise<void> {
         .catch(() => undefined)
         .then(() => setImmediate(next));
     };
-    setImmediate(next);
+    // A timer, then an immediate: the event loop passes its poll phase in between, where the
+    // connection of the request being sent completes and the request goes out.
+    setTimeout(() => setImmediate(next), 1);
   });
 }
 
