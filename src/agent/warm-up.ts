@@ -2,7 +2,7 @@ import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat, ToolStreamScanner } from '../parse/tool-use';
 import type { ToolSpec } from '../tools/define-tool';
 import { modelTools, renderCall } from '../tools/notation';
-import { normaliseOutput } from './loop-detector';
+import { LoopDetector } from './loop-detector';
 
 /** What a warm-up walks through: the tools and how the model writes their calls. */
 export interface WarmUpParts {
@@ -13,12 +13,12 @@ export interface WarmUpParts {
 }
 
 /**
- * Runs, once and with sample data, code that the step after a model's reply runs: the streams
- * a response body is read through (and let go of early, as at a tool block), reading a tool
- * call out of a reply, checking a tool's input against its schema, and the loop detector's
- * view of an output. A process pays for the first run of each (Node loads modules, zod
- * compiles its checks, V8 fills its caches); done while the first request is out, that is paid
- * while the model thinks instead of between its reply and the next request.
+ * Runs, once and with sample data, code that the step after a model's reply runs: reading a
+ * response body (and leaving it early, as at a tool block), reading a tool call out of a reply,
+ * the loop detector's look at a call (its digests and its view of an output), and checking a
+ * tool's input against its schema. A process pays for the first run of each (modules load, V8
+ * fills its caches, regular expressions compile); done while the first request is out, that
+ * is paid while the model thinks instead of between its reply and the next request.
  *
  * The work is cut into small steps, each run from the event loop after the one before, so a
  * reply that arrives meanwhile waits for one step at most. Nothing here touches a session: no
@@ -30,8 +30,8 @@ export function warmUpReplyPath(parts: WarmUpParts): Promise<void> {
   const steps: (() => unknown)[] = [
     () => warmUpFetch(),
     () => sample && readCall(parts, sample),
+    () => new LoopDetector().observe({ tool: 'shell', input: { command: 'make' }, output: 'done in 1.2s at 2026-01-01T12:00:00Z (pid 4242)\nExit code 0.', isError: false }),
     () => sample?.parameters.safeParse(sample.example),
-    () => normaliseOutput('done in 1.2s at 2026-01-01T12:00:00Z (pid 4242)\nExit code 0.'),
   ];
   return new Promise((resolve) => {
     const next = (): void => {
