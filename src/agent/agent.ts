@@ -18,6 +18,7 @@ import { toolSchemas } from './system-prompt';
 import { compactedView, compactionEnd, summarize } from './compaction';
 import { fitToWindow } from './context-window';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
+import { warmUpReplyPath } from './warm-up';
 import { TokenCounter } from './token-count';
 
 /** Default cap on model requests in one run. */
@@ -162,6 +163,8 @@ export class Agent {
   /** The tool definitions sent with every request, in the native format. */
   private readonly tools: ToolSchema[] | undefined;
   private readonly scanner: (() => ToolStreamScanner) | undefined;
+  /** Whether the first-use costs of the step after a reply were paid already (see `warmUpReplyPath`). */
+  private warmedUp = false;
 
   constructor(private readonly options: AgentOptions) {
     this.format = options.format ?? 'markdown';
@@ -242,6 +245,10 @@ export class Agent {
       const messages = await this.requestMessages();
       if ('error' in messages) return { status: 'error', error: messages.error };
       const request = { model: this.llm.model, messages, ...(this.tools ? { tools: this.tools } : {}) };
+      if (!this.warmedUp) {
+        this.warmedUp = true;
+        void warmUpReplyPath({ format: this.format, tools: this.options.registry.tools, ...(this.scanner ? { scanner: this.scanner } : {}) });
+      }
       const reply = await streamReply(this.llm.provider, request, {
         ...(this.scanner ? { scanner: this.scanner } : {}),
         signal: this.signal,

@@ -207,7 +207,7 @@ const TIMESTAMP = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}([:-])\d{2}(?:\1\d{2}(?:[.,-]\d+)
 const CLOCK = /(?<![\d:])\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?![\d:])/g;
 /** A duration: a number with a time unit, or several in a row (`1.52s`, `340 ms`, `1m 30s`, `2 seconds`). */
 const DURATION =
-  /(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|µs|μs|us|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)(?:\s?\d+(?:\.\d+)?\s?(?:ns|µs|μs|us|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h))*(?!\w)/g;
+  /(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|\u00b5s|\u03bcs|us|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)(?:\s?\d+(?:\.\d+)?\s?(?:ns|\u00b5s|\u03bcs|us|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h))*(?!\w)/g;
 /** A process id after the word pid: `pid 4242`, `PID: 4242`, `pid=4242`. */
 const PID = /(?<![a-z])pid(?![a-z])[\s:=#]*\d+/gi;
 /** A UUID. */
@@ -219,7 +219,7 @@ const LONG_NUMBER = /(?<!\d)\d{10,}(?!\d)/g;
 /** The line fence adds to a cut output, naming the file that holds all of it (save time and random suffix in its name). */
 const SAVED_OUTPUT = /^The full output is in .*$/gm;
 /** The marker fence puts where it cut the middle out of a long output. */
-const CUT_MARKER = /^\[… \d+ lines \(\d+ characters\) left out …\]$/gm;
+const CUT_MARKER = /^\[\u2026 \d+ lines \(\d+ characters\) left out \u2026\]$/gm;
 
 /**
  * The form of a tool's output that two calls are compared by, with the parts that change from

@@ -23,8 +23,11 @@ export interface OpenSession {
    * `FileCheckpoints.restore`); absent unless the session keeps files (`keepFiles`).
    */
   restoreFiles?(from: number): RestoreOutcome;
-  /** Stops the runtimes and closes the log. Safe to call more than once. */
-  close(): Promise<void>;
+  /**
+   * Stops the runtimes and closes the log. Safe to call more than once. With `exiting` (the
+   * process ends right after), the shell and the kernel are killed but not waited for.
+   */
+  close(options?: { exiting?: boolean }): Promise<void>;
 }
 
 /** What an Agent takes from an open session: its tools, log, tools' context and rules. */

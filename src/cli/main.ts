@@ -41,8 +41,14 @@ function buildProgram(): Command {
     // Options after a subcommand's name belong to it (`fence run x.js -w dir`).
     .enablePositionalOptions()
     .action(async (prompt: string[], options) => {
+      // bash first: it starts up while the rest of fence loads (see starting-shell.ts).
+      const { startShellForCommand } = await import('./starting-shell');
+      const shell = startShellForCommand(options);
       const { runPromptCommand } = await import('./run-command');
-      process.exitCode = await runPromptCommand(prompt, options);
+      const { exitOnceWritten } = await import('./process-exit');
+      const code = await runPromptCommand(prompt, options, shell);
+      await shell?.close({ waitForExit: false });
+      await exitOnceWritten(code);
     });
 
   const sessions = program.command('sessions').description('list and show stored sessions');

@@ -8,13 +8,13 @@ import { messagesToRepair, newRuntimesNotice } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
-import type { BashSession } from '../runtime/bash-session';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { startMcpServers } from './mcp-servers';
+import { startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
 
 /**
@@ -24,8 +24,10 @@ import { buildToolset, sessionTools } from './toolset';
  * that a stop cut off. A resumed session keeps its system prompt, and is told in a system
  * message which tools were added or are gone since it last ran.
  *
- * The shell is started at once in the background, since most runs use it and its start-up
- * then overlaps the first model request. The tools of the config's MCP servers join the
+ * The shell is started first (unless one was started for it already, see `shell`), before
+ * anything else is awaited: most runs use it, and its start-up then overlaps building the
+ * session and the first model request, so that it is ready when a model that answers at once
+ * asks for it. The tools of the config's MCP servers join the
  * registry before the system prompt is written: from the cache of listed tools (the server
  * then starts on its first call), or by starting the servers, all at once (see
  * `connectMcpServers`); a server that fails is left out with one line on stderr (`warn`), and
@@ -51,16 +53,28 @@ export async function openSession(options: {
   warn?: (line: string) => void;
   /** Keep what the file tools overwrite, so taking turns back can put files back (the chat's `/undo`). */
   keepFiles?: boolean;
+  /** The session's shell, started before in the workspace (see `startShellForCommand`); else started here. */
+  shell?: StartingShell;
 }): Promise<OpenSession> {
   const id = options.resume ?? options.name ?? newSessionId();
-  const mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
+  // The shell is a built-in tool of every session: one started for another folder is not this session's.
+  const given = options.shell?.cwd === options.workspace ? options.shell : undefined;
+  const shell = given ?? startShell(options.workspace);
+  if (options.shell && !given) await options.shell.close();
+  let mcp: Awaited<ReturnType<typeof startMcpServers>>;
+  try {
+    mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
+  } catch (error) {
+    await shell.close();
+    throw error;
+  }
   // The chat may have put the terminal in raw mode already, where a line needs its carriage return.
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
   for (const problem of mcp.problems) warn(`fence: ${problem}`);
   try {
-    return openWithTools(options, id, mcp.tools, mcp.close, warn);
+    return openWithTools(options, id, shell, mcp.tools, mcp.close, warn);
   } catch (error) {
-    await mcp.close();
+    await Promise.all([mcp.close(), shell.close()]);
     throw error;
   }
 }
@@ -69,6 +83,7 @@ export async function openSession(options: {
 function openWithTools(
   options: Parameters<typeof openSession>[0],
   id: string,
+  shell: StartingShell,
   mcpTools: readonly ToolSpec[],
   closeMcp: () => Promise<void>,
   warn: (line: string) => void,
@@ -106,13 +121,6 @@ function openWithTools(
     store.append(createMessage('system', system, { pinned: true }));
   }
 
-  let bash: Promise<BashSession> | undefined;
-  const startBash = () => {
-    bash ??= import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd: options.workspace }));
-    return bash;
-  };
-  if (registry.get('shell')) startBash().catch(() => undefined);
-
   // Python starts on its first cell: most sessions never use it, and it costs ~100 ms.
   let kernel: Promise<PythonKernel> | undefined;
   // Checkpoints go with the session the chat is in (a fork's once it forked) and the log's length.
@@ -120,7 +128,7 @@ function openWithTools(
   const toolContext: ToolContext = {
     workspace: options.workspace,
     signal: options.signal,
-    bash: startBash,
+    bash: shell.get,
     python: () => startPython(),
     ...(options.confirm ? { confirm: options.confirm } : {}),
     ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
@@ -155,11 +163,11 @@ function openWithTools(
     rules,
     toolContext,
     ...(checkpoints ? { restoreFiles: (from: number) => checkpoints.restore(from) } : {}),
-    async close() {
+    async close(closeOptions = {}) {
       if (closed) return;
       closed = true;
-      const [shell, python] = await Promise.all([bash?.catch(() => undefined), kernel?.catch(() => undefined)]);
-      await Promise.all([shell?.close(), python?.close(), closeMcp()]);
+      const runtimes = { waitForExit: closeOptions.exiting !== true };
+      await Promise.all([shell.close(runtimes), kernel?.then((python) => python.close(runtimes), () => undefined), closeMcp()]);
       store.close();
     },
   };

@@ -16,6 +16,7 @@ import { createStreamJsonWriter, jsonResult, resultBeforeRun, usageTotals, type 
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
+import type { StartingShell } from './starting-shell';
 
 /** Options of the default command, as commander parses them. */
 export interface PromptCommandOptions {
@@ -55,9 +56,10 @@ interface Ending {
  * One-shot mode prints only the final answer on stdout (or one JSON result, or a JSON line per
  * event) and everything else on stderr; in the JSON formats a run that fails before it starts
  * still prints its result. Returns the process exit code, one per stop reason (see
- * `run-stop.ts`); never throws for an expected failure.
+ * `run-stop.ts`); never throws for an expected failure. `shell` is the session's shell when it
+ * was started already (see `startShellForCommand`); the caller closes it if no session took it.
  */
-export async function runPromptCommand(words: string[], options: PromptCommandOptions): Promise<number> {
+export async function runPromptCommand(words: string[], options: PromptCommandOptions, shell?: StartingShell): Promise<number> {
   const err = process.stderr;
   const started = Date.now();
   const output = options.outputFormat ?? 'text';
@@ -103,6 +105,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           signal,
           confirm,
           keepFiles: true,
+          ...(shell ? { shell } : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(resumeId ? { resume: resumeId.id } : {}),
         }),
@@ -131,6 +134,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       format,
       auto: options.auto,
       ...(resumeId ? { resume: resumeId.id } : {}),
+      ...(shell ? { shell } : {}),
       signal: controller.signal,
     });
   } catch (error) {
@@ -214,7 +218,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     if (timer) clearTimeout(timer);
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
-    await session.close();
+    // The process exits right after (see main.ts): the shell and the kernel need not be waited for.
+    await session.close({ exiting: true });
   }
 }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { FenceConfig } from '../config/config';
 import {
   BUILTIN_TOOL_NAMES,
@@ -20,6 +21,11 @@ import type { ToolSpec } from '../tools/define-tool';
 import { createDescribeTool, hidesTools, listsBriefly, markBrief, markHidden } from '../tools/describe';
 import { createProgramTool, type ProgramToolOptions } from '../tools/program-tool';
 import { createPtcTool, eligibleTools, type PtcToolOptions } from '../tools/ptc';
+
+// zod compiles a checker for each object schema (with `new Function`) the first time it checks
+// an input, ~0.5 ms a schema; a session checks a few inputs per tool, which zod's plain checker
+// does as fast, so sessions go without the compile.
+z.config({ jitless: true });
 
 /** The tools of a session and what governs them. */
 export interface Toolset {

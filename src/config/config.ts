@@ -5,12 +5,11 @@ import type { z } from 'zod';
 import type { ModelInfo } from '../llm/model-info';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
+import { configFileSchemas } from './config-file-schema';
 import {
   BUILTIN_TOOL_NAMES,
   OCCASIONAL_TOOL_NAMES,
-  configFileSchema,
   DEFAULT_PTC_CONFIG,
-  KNOWN_KEYS,
   type CommandToolConfig,
   type ConfigFile,
   type McpServerConfig,
@@ -127,7 +126,7 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
     const message = (error.message.split('\n')[0] ?? '').replace(/^Invalid TOML document: /, '');
     return { error: `${shown}: line ${error.line}, column ${error.column}: ${message}` };
   }
-  const result = configFileSchema.safeParse(raw);
+  const result = configFileSchemas().file.safeParse(raw);
   if (!result.success) return { error: `${shown}: ${describeIssue(result.error.issues)}` };
   for (const name of Object.keys(result.data.tools ?? {})) {
     const problem = toolNameProblem(name);
@@ -211,13 +210,13 @@ function describeIssue(issues: readonly z.core.$ZodIssue[]): string {
 }
 
 function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined {
-  if (path.length === 0) return KNOWN_KEYS.top;
-  if (path.length === 2 && path[0] === 'tools') return KNOWN_KEYS.tool;
-  if (path.length === 2 && path[0] === 'policy') return KNOWN_KEYS.rule;
-  if (path.length === 1 && path[0] === 'ptc') return KNOWN_KEYS.ptc;
-  if (path.length === 2 && path[0] === 'models') return KNOWN_KEYS.model;
-  if (path.length === 1 && path[0] === 'mcp') return KNOWN_KEYS.mcp;
-  if (path.length === 3 && path[0] === 'mcp' && path[1] === 'servers') return KNOWN_KEYS.mcpServer;
+  if (path.length === 0) return configFileSchemas().knownKeys.top;
+  if (path.length === 2 && path[0] === 'tools') return configFileSchemas().knownKeys.tool;
+  if (path.length === 2 && path[0] === 'policy') return configFileSchemas().knownKeys.rule;
+  if (path.length === 1 && path[0] === 'ptc') return configFileSchemas().knownKeys.ptc;
+  if (path.length === 2 && path[0] === 'models') return configFileSchemas().knownKeys.model;
+  if (path.length === 1 && path[0] === 'mcp') return configFileSchemas().knownKeys.mcp;
+  if (path.length === 3 && path[0] === 'mcp' && path[1] === 'servers') return configFileSchemas().knownKeys.mcpServer;
   return undefined;
 }
 

@@ -1,7 +1,11 @@
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import { pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import type zlib from 'node:zlib';
+import { BodyStream } from './body-stream';
+import { FetchHeaders } from './fetch-headers';
+import { FetchResponse } from './fetch-response';
 
 /** The `fetch` signature the provider SDKs accept. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -26,14 +30,21 @@ interface Outgoing {
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
 /**
- * Loads what the first request needs from Node's built-in web classes (`Headers`, `Response`):
- * Node loads them on first use, which costs tens of milliseconds once per process. The chat
- * calls this while the person reads the prompt, so the first request does not pay for it.
+ * Runs once what reading a response runs — its headers, and its body read as a provider SDK
+ * reads a reply it leaves early — so that the first reply of a process does not pay for the
+ * first run of that code. Called while the first request is out (or, in the chat, while the
+ * person reads the prompt).
  */
 export async function warmUpFetch(): Promise<void> {
-  new Headers({ 'content-type': 'application/json' }).forEach(() => undefined);
-  await new Response('{}').text();
+  const chunks = [new TextEncoder().encode('{}'), new TextEncoder().encode('{}')];
+  const body = new BodyStream({ next: async () => (chunks.length > 0 ? { done: false, value: chunks.shift() ?? new Uint8Array(0) } : { done: true, value: undefined }), cancel: () => undefined });
+  const response = new FetchResponse(body, { status: 200, statusText: 'OK', headers: new FetchHeaders({ 'content-type': 'application/json' }), url: '' });
+  response.headers.get('content-type');
+  for await (const part of response.body ?? []) if (part.length > 0) break;
 }
+
+/** Built-in modules only some requests need (TLS, compressed bodies), loaded on first use. */
+const requireBuiltin = createRequire(import.meta.url);
 
 /**
  * A `fetch` built on `node:http`/`node:https` with its own keep-alive agents, for the SDKs to
@@ -44,23 +55,39 @@ export async function warmUpFetch(): Promise<void> {
  * are decoded; aborting `signal` destroys the request and rejects (or errors the body) with an
  * error named `AbortError`; a failed connection rejects with `TypeError('fetch failed')` whose
  * `cause` is the socket error; a socket goes back to the pool only once its body was read to
- * the end, otherwise it is destroyed. Idle sockets do not keep the process alive.
+ * the end, otherwise it is destroyed. Idle sockets do not keep the process alive. Responses
+ * are `FetchResponse`s with `FetchHeaders`, so no request loads Node's own fetch classes.
  * Not supported: redirects (answered as they are), streaming request bodies (they are read first).
  */
 export function createNodeFetch(options: NodeFetchOptions = {}): Fetch {
   const timeout = options.idleSocketMs ?? 5_000;
-  const agents = {
+  let tls: { module: typeof https; agent: https.Agent } | undefined;
+  const agents: Agents = {
     http: new http.Agent({ keepAlive: true, timeout }),
-    https: new https.Agent({ keepAlive: true, timeout }),
+    https: () => {
+      if (!tls) {
+        const module = requireBuiltin('node:https') as typeof https;
+        tls = { module, agent: new module.Agent({ keepAlive: true, timeout }) };
+      }
+      return tls;
+    },
   };
-  return async (input, init) => send(await toOutgoing(input, init ?? {}), agents);
+  // A FetchResponse has every member the SDKs read of a Response (see fetch-response.ts); its
+  // body is a BodyStream rather than a web stream.
+  return async (input, init) => (await send(await toOutgoing(input, init ?? {}), agents)) as unknown as Response;
+}
+
+/** The keep-alive agents of one fetch; the TLS one made on the first https request. */
+interface Agents {
+  http: http.Agent;
+  https: () => { module: typeof https; agent: https.Agent };
 }
 
 async function toOutgoing(input: string | URL | Request, init: RequestInit): Promise<Outgoing> {
   const request = typeof input === 'string' || input instanceof URL ? undefined : input;
   const url = new URL(request ? request.url : String(input));
-  const headers = new Headers(request?.headers);
-  new Headers(init.headers).forEach((value, name) => headers.set(name, value));
+  const headers = new FetchHeaders(request?.headers);
+  new FetchHeaders(init.headers).forEach((value, name) => headers.set(name, value));
   const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
   const signal = init.signal ?? request?.signal ?? undefined;
   const source = init.body !== undefined ? init.body : request?.body ? await request.arrayBuffer() : null;
@@ -73,7 +100,7 @@ async function toOutgoing(input: string | URL | Request, init: RequestInit): Pro
   return { url, method, headers: plain, body, signal };
 }
 
-async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: Headers): Promise<Buffer | string | undefined> {
+async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: FetchHeaders): Promise<Buffer | string | undefined> {
   if (body === null || body === undefined) return undefined;
   if (typeof body === 'string') return body;
   if (body instanceof ArrayBuffer) return Buffer.from(body);
@@ -85,15 +112,16 @@ async function toBody(body: RequestInit['body'] | ArrayBuffer, headers: Headers)
   return Buffer.from(await serialised.arrayBuffer());
 }
 
-function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent }): Promise<Response> {
+function send(outgoing: Outgoing, agents: Agents): Promise<FetchResponse> {
   const { url, signal } = outgoing;
   if (signal?.aborted) return Promise.reject(abortError());
   const secure = url.protocol === 'https:';
   if (!secure && url.protocol !== 'http:') return Promise.reject(new TypeError(`fetch: unsupported protocol ${url.protocol}`));
 
-  return new Promise<Response>((resolve, reject) => {
+  return new Promise<FetchResponse>((resolve, reject) => {
     const options = { method: outgoing.method, headers: outgoing.headers };
-    const request = secure ? https.request(url, { ...options, agent: agents.https }) : http.request(url, { ...options, agent: agents.http });
+    const tls = secure ? agents.https() : undefined;
+    const request = tls ? tls.module.request(url, { ...options, agent: tls.agent }) : http.request(url, { ...options, agent: agents.http });
     let body: ResponseBody | undefined;
     const release = () => signal?.removeEventListener('abort', onAbort);
     function onAbort(): void {
@@ -117,7 +145,7 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
     });
     request.on('response', (incoming) => {
       const status = incoming.statusCode ?? 0;
-      const headers = new Headers();
+      const headers = new FetchHeaders();
       const raw = incoming.rawHeaders;
       for (let i = 0; i + 1 < raw.length; i += 2) {
         const name = raw[i];
@@ -129,15 +157,7 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
       if (empty) {
         incoming.on('end', release).on('error', release).resume();
       }
-      try {
-        const response = new Response(body?.stream ?? null, { status, statusText: incoming.statusMessage ?? '', headers });
-        Object.defineProperty(response, 'url', { value: url.href });
-        resolve(response);
-      } catch (error) {
-        request.destroy();
-        release();
-        reject(new TypeError(`fetch: unusable response (HTTP ${status})`, { cause: error }));
-      }
+      resolve(new FetchResponse(body?.stream ?? null, { status, statusText: incoming.statusMessage ?? '', headers, url: url.href }));
     });
     request.end(outgoing.body);
   });
@@ -146,23 +166,21 @@ function send(outgoing: Outgoing, agents: { http: http.Agent; https: https.Agent
 /** The body decoded according to `content-encoding` (unknown encodings pass through as they are). */
 function decoded(incoming: Readable, encoding: string | null): Readable {
   const name = encoding?.trim().toLowerCase();
-  const decoder =
-    name === 'gzip' || name === 'x-gzip' ? zlib.createGunzip()
-    : name === 'deflate' ? zlib.createInflate()
-    : name === 'br' ? zlib.createBrotliDecompress()
-    : undefined;
-  if (decoder === undefined) return incoming;
+  if (name !== 'gzip' && name !== 'x-gzip' && name !== 'deflate' && name !== 'br') return incoming;
+  const { createBrotliDecompress, createGunzip, createInflate } = requireBuiltin('node:zlib') as typeof zlib;
+  const decoder = name === 'deflate' ? createInflate() : name === 'br' ? createBrotliDecompress() : createGunzip();
   return pipeline(incoming, decoder, () => undefined);
 }
 
 /**
- * A Node readable as a pull-based web stream (a response body). Chunks are delivered in order,
+ * A Node readable as a pull-based body stream (see `BodyStream`). Chunks are delivered in order,
  * and a failure after the chunks that arrived before it (so text sent just before a dropped
- * connection is not lost), except a failure with `discard` (an abort), which drops what is
- * buffered. `onSettle` runs once, when the body ended or failed; `destroyRequest` when it failed.
+ * connection is not lost), except a failure with `discard` (an abort, a reader that stops),
+ * which drops what is buffered. `onSettle` runs once, when the body ended or failed;
+ * `destroyRequest` when it failed.
  */
 export class ResponseBody {
-  readonly stream: ReadableStream<Uint8Array>;
+  readonly stream: BodyStream;
   private readonly chunks: Uint8Array[] = [];
   private ended = false;
   private failure: { error: unknown } | undefined;
@@ -188,16 +206,13 @@ export class ResponseBody {
     source.on('close', () => {
       if (!this.ended) this.fail(Object.assign(new Error('connection closed before the response was complete'), { code: 'ECONNRESET' }));
     });
-    this.stream = new ReadableStream<Uint8Array>(
-      {
-        pull: (controller) => this.pull(controller),
-        cancel: () => {
-          this.fail(abortError(), { discard: true });
-          source.destroy();
-        },
+    this.stream = new BodyStream({
+      next: () => this.next(),
+      cancel: () => {
+        this.fail(abortError(), { discard: true });
+        source.destroy();
       },
-      { highWaterMark: 0 },
-    );
+    });
   }
 
   /** Ends the body with `error` (first failure wins); the request is destroyed so its socket is not reused. */
@@ -210,7 +225,7 @@ export class ResponseBody {
     this.notify();
   }
 
-  private async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+  private async next(): Promise<IteratorResult<Uint8Array, undefined>> {
     while (this.chunks.length === 0 && !this.ended && !this.failure) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -218,12 +233,11 @@ export class ResponseBody {
     }
     const chunk = this.chunks.shift();
     if (chunk !== undefined) {
-      controller.enqueue(chunk);
       if (this.chunks.length === 0 && this.source.isPaused()) this.source.resume();
-      return;
+      return { done: false, value: chunk };
     }
-    if (this.failure) controller.error(this.failure.error);
-    else controller.close();
+    if (this.failure) throw this.failure.error;
+    return { done: true, value: undefined };
   }
 
   private notify(): void {

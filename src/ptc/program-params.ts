@@ -112,7 +112,7 @@ function splitDescription(text: string): [string, string | undefined] {
     if (char === '\\' && quoted) i++;
     else if (char === '"') quoted = !quoted;
     else if (!quoted && char === ' ') {
-      const match = /^ (?:—|--|-)(?: |$)/.exec(text.slice(i));
+      const match = /^ (?:\u2014|--|-)(?: |$)/.exec(text.slice(i));
       if (match) return [text.slice(0, i), text.slice(i + match[0].length).trim() || undefined];
     }
   }

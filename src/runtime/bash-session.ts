@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { IPty } from 'node-pty';
@@ -177,27 +179,47 @@ export class BashSession {
   private waiting: Running | undefined;
   /** Counts pty events, to tell whether output came while /proc was being read. */
   private events = 0;
+  /**
+   * Whether a command was sent (`run`, `sendInput`). Until then bash has started nothing that
+   * could outlive it, so closing kills bash alone, without sweeping /proc for its session.
+   */
+  private used = false;
+
+  /** The file each command is written to, in the session's private temp dir. */
+  private commandFile = '';
 
   private constructor(
     private readonly spawn: PtySpawn,
     private readonly options: BashSessionOptions,
     private readonly env: Record<string, string>,
-    private readonly commandFile: string,
   ) {}
 
-  /** Starts bash in `options.cwd`; resolves when it is ready for a command. */
+  /**
+   * Starts bash in `options.cwd`; resolves when it is ready for a command. bash is spawned
+   * before this first awaits (node-pty is loaded synchronously), so that it starts up while
+   * the caller goes on with its own work; the private temp dir is made meanwhile. A first
+   * command (`true`) is sent at once to warm the way commands take; a `run` queues behind it.
+   */
   static async start(options: BashSessionOptions): Promise<BashSession> {
-    // node-pty is a native addon kept out of the bundle: load it only when a shell is needed.
-    const { spawn } = await import('node-pty');
-    const dir = await makeTempDir();
-    const session = new BashSession(spawn, options, shellEnvironment(options.env), join(dir, 'command.sh'));
+    // node-pty is a native addon kept out of the bundle: loaded only when a shell is needed.
+    const { spawn } = loadNodePty();
+    const session = new BashSession(spawn, options, shellEnvironment(options.env));
+    const started = session.startShell();
+    let dir: string;
     try {
-      session.shell = await session.startShell();
-      await session.run('true');
+      dir = await makeTempDir();
+    } catch (error) {
+      await started.then((shell) => session.killShell(shell)).catch(() => undefined);
+      throw error;
+    }
+    session.commandFile = join(dir, 'command.sh');
+    try {
+      session.shell = await started;
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       throw error;
     }
+    session.enqueue(() => session.execute('true', {})).catch(() => undefined);
     return session;
   }
 
@@ -217,6 +239,7 @@ export class BashSession {
    * waiting for input is stopped first (`stoppedWaiting`).
    */
   run(command: string, options: BashRunOptions = {}): Promise<BashRunResult> {
+    this.used = true;
     return this.enqueue(() => this.execute(command, options));
   }
 
@@ -228,15 +251,20 @@ export class BashSession {
    * waits (`nothingWaiting`).
    */
   sendInput(text: string, options: BashRunOptions = {}): Promise<BashRunResult> {
+    this.used = true;
     return this.enqueue(() => this.answer(text, options));
   }
 
-  /** Kills bash and every process of its terminal session, and removes the temp files. Idempotent. */
-  close(): Promise<void> {
+  /**
+   * Kills bash and every process of its terminal session, and removes the temp files; resolves
+   * once bash is gone, or, with `waitForExit: false` (a process about to exit), once every
+   * kill is sent. Idempotent: a second call gets the first one's promise.
+   */
+  close(options: { waitForExit?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
       this.waiting = undefined;
-      await this.killShell(this.shell);
-      await rm(dirname(this.commandFile), { recursive: true, force: true });
+      await this.killShell(this.shell, options.waitForExit ?? true);
+      rmSync(dirname(this.commandFile), { recursive: true, force: true });
     })();
     return this.closing;
   }
@@ -266,7 +294,7 @@ export class BashSession {
     const early = (output: string, exitCode: number | null, interrupted: boolean): BashRunResult =>
       ({ output, exitCode, timedOut: false, interrupted, droppedBytes: 0, ...context });
     if (options.signal?.aborted) return early('', null, true);
-    await writeCommandFile(this.commandFile, command);
+    writeCommandFile(this.commandFile, command);
     const syntaxError = RISKY_SYNTAX.test(command) ? await checkSyntax(this.commandFile, this.env) : undefined;
     if (syntaxError !== undefined) {
       options.onOutput?.(syntaxError);
@@ -382,14 +410,15 @@ export class BashSession {
 
   /**
    * Kills bash, every process left in its terminal session and every process marked with this
-   * session's {@link SESSION_VARIABLE}; resolves once bash is gone.
+   * session's {@link SESSION_VARIABLE} (unless no command was ever sent: see `used`); resolves
+   * once bash is gone, or at once after the kills without `waitForExit`.
    */
-  private async killShell(shell: Shell): Promise<void> {
+  private async killShell(shell: Shell, waitForExit = true): Promise<void> {
     const leader = shell.pty.pid;
     // bash first, so that it starts nothing new while its session is being swept.
     if (!shell.exit) signalProcess(leader, 'SIGKILL');
-    await killSession(leader, `${SESSION_VARIABLE}=${this.env[SESSION_VARIABLE] ?? ''}`);
-    await Promise.race([shell.exited, delay(EXIT_WAIT_MS)]);
+    if (this.used) await killSession(leader, `${SESSION_VARIABLE}=${this.env[SESSION_VARIABLE] ?? ''}`);
+    if (waitForExit) await Promise.race([shell.exited, delay(EXIT_WAIT_MS)]);
   }
 
   /** Replaces a dead bash (sweeping what is left of its session) unless the session is closing. */
@@ -483,6 +512,11 @@ export class BashSession {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
+}
+
+/** node-pty, from node_modules (a CommonJS package, so it loads without awaiting). */
+function loadNodePty(): typeof import('node-pty') {
+  return createRequire(import.meta.url)('node-pty') as typeof import('node-pty');
 }
 
 /** Writes to the pty unless bash is gone (a write to a closed pty would throw). */

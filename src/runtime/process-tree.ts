@@ -1,9 +1,12 @@
 import { execFile } from 'node:child_process';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * The few facts about other processes that a pty shell needs to interrupt and clean up after
- * its commands. On Linux they come from /proc (no process is spawned); elsewhere from `ps`.
+ * its commands. On Linux they come from /proc (no process is spawned), read synchronously:
+ * each file is a few hundred bytes the kernel writes on demand, and one read of each in turn
+ * takes a fraction of the time a round through the thread pool per file would. Elsewhere they
+ * come from `ps`.
  */
 
 /** One process as seen at one moment. */
@@ -14,6 +17,8 @@ export interface ProcessInfo {
   pgid: number;
   /** Session id; unknown where `ps` cannot report it portably. */
   sid: number | undefined;
+  /** When it started, in clock ticks since boot (Linux only). */
+  started?: number;
 }
 
 /**
@@ -22,7 +27,7 @@ export interface ProcessInfo {
  */
 export async function foregroundProcessGroup(pid: number): Promise<number | undefined> {
   if (process.platform === 'linux') {
-    const stat = await readStat(pid);
+    const stat = readStat(pid);
     return stat === undefined ? undefined : positive(stat[5]);
   }
   const out = await ps(['-o', 'tpgid=', '-p', String(pid)]);
@@ -31,12 +36,7 @@ export async function foregroundProcessGroup(pid: number): Promise<number | unde
 
 /** A snapshot of all processes of the machine that can be seen. Never throws (empty on failure). */
 export async function listProcesses(): Promise<ProcessInfo[]> {
-  if (process.platform === 'linux') {
-    const names = await readdir('/proc').catch(() => [] as string[]);
-    const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
-    const infos = await Promise.all(pids.map(async (pid) => toInfo(pid, await readStat(pid))));
-    return infos.filter((info): info is ProcessInfo => info !== undefined);
-  }
+  if (process.platform === 'linux') return procIds().flatMap((pid) => toInfo(pid, readStat(pid)) ?? []);
   const out = await ps(['-A', '-o', 'pid=,ppid=,pgid=']);
   return (out ?? '').split('\n').flatMap((line) => {
     const [pid, ppid, pgid] = line.trim().split(/\s+/).map(Number);
@@ -86,34 +86,45 @@ export async function killForegroundJob(shellPid: number): Promise<boolean> {
 /**
  * Kills (SIGKILL) every member of the session led by `leader` (see {@link sessionMembers}) and,
  * given `marker` (`NAME=value`), every process whose environment holds it (see
- * {@link processesWithEnvironment}), twice over, so that a process forked while the first sweep
- * ran is caught by the second. Never this process; the leader itself is left to the caller.
+ * {@link processesWithEnvironment}). When the sweep killed anything, it is made once more, so
+ * that a process forked while it ran is caught too (a sweep that found nothing left nothing
+ * that could fork). Never this process; the leader itself is left to the caller.
  */
 export async function killSession(leader: number, marker?: string): Promise<void> {
   for (let sweep = 0; sweep < 2; sweep++) {
-    const [processes, marked] = await Promise.all([listProcesses(), marker ? processesWithEnvironment(marker) : []]);
-    for (const pid of new Set([...sessionMembers(processes, leader), ...marked])) {
-      if (pid !== process.pid) signalProcess(pid, 'SIGKILL');
-    }
+    const processes = await listProcesses();
+    const marked = marker ? withEnvironment(processes, marker) : [];
+    const targets = new Set([...sessionMembers(processes, leader), ...marked]);
+    targets.delete(process.pid);
+    for (const pid of targets) signalProcess(pid, 'SIGKILL');
+    if (targets.size === 0) return;
   }
 }
 
 /**
  * The processes whose initial environment holds the entry `NAME=value` exactly, as
- * /proc/<pid>/environ shows it (readable for the processes of the same user). Linux only:
- * elsewhere empty. Never throws.
+ * /proc/<pid>/environ shows it (readable for the processes of the same user). Only processes
+ * started since this one are read: the entries looked for are those of environments this
+ * process made, which older processes cannot have. Linux only: elsewhere empty. Never throws.
  */
 export async function processesWithEnvironment(entry: string): Promise<number[]> {
+  return withEnvironment(await listProcesses(), entry);
+}
+
+/** The pids among `processes` whose environment holds `entry` (see {@link processesWithEnvironment}). */
+function withEnvironment(processes: readonly ProcessInfo[], entry: string): number[] {
   if (process.platform !== 'linux') return [];
-  const names = await readdir('/proc').catch(() => [] as string[]);
-  const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
-  const marked = await Promise.all(
-    pids.map(async (pid) => {
-      const environ = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
-      return environ.split('\0').includes(entry);
-    }),
-  );
-  return pids.filter((_, i) => marked[i]);
+  const since = startTime(readStat(process.pid)) ?? 0;
+  return processes
+    .filter((p) => {
+      if ((p.started ?? 0) < since) return false;
+      try {
+        return readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0').includes(entry);
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => p.pid);
 }
 
 /** Sends a signal, ignoring a process that is already gone. Returns whether it was delivered. */
@@ -126,15 +137,33 @@ export function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [2] pgrp, [3] session, [4] tty, [5] tpgid. */
-async function readStat(pid: number): Promise<string[] | undefined> {
+/** The process ids /proc lists; none when it cannot be read. */
+function procIds(): number[] {
   try {
-    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [2] pgrp, [3] session,
+ * [4] tty, [5] tpgid, … [19] start time (clock ticks since boot).
+ */
+function readStat(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may itself contain spaces and parentheses.
     return text.slice(text.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** When a process started, in clock ticks since boot, from its stat fields. */
+function startTime(stat: string[] | undefined): number | undefined {
+  const ticks = Number(stat?.[19]);
+  return Number.isInteger(ticks) ? ticks : undefined;
 }
 
 function toInfo(pid: number, stat: string[] | undefined): ProcessInfo | undefined {
@@ -143,7 +172,8 @@ function toInfo(pid: number, stat: string[] | undefined): ProcessInfo | undefine
   const pgid = Number(stat[2]);
   const sid = Number(stat[3]);
   if (![ppid, pgid, sid].every(Number.isInteger)) return undefined;
-  return { pid, ppid, pgid, sid };
+  const started = startTime(stat);
+  return { pid, ppid, pgid, sid, ...(started === undefined ? {} : { started }) };
 }
 
 function positive(text: string | undefined): number | undefined {

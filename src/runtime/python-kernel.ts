@@ -168,10 +168,14 @@ export class PythonKernel {
     return result;
   }
 
-  /** Kills the kernel and everything it started, and removes its temp folder. Idempotent. */
-  close(): Promise<void> {
+  /**
+   * Kills the kernel and everything it started, and removes its temp folder; resolves once the
+   * kernel is gone, or, with `waitForExit: false` (a process about to exit), once the kill is
+   * sent. Idempotent.
+   */
+  close(options: { waitForExit?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      await this.kill(this.process);
+      await this.kill(this.process, options.waitForExit ?? true);
       await rm(this.tempDir, { recursive: true, force: true });
     })();
     return this.closing;
@@ -316,9 +320,9 @@ export class PythonKernel {
   }
 
   /** Kills the kernel's whole process group; resolves once the kernel has exited. */
-  private async kill(kernel: KernelProcess): Promise<void> {
+  private async kill(kernel: KernelProcess, waitForExit = true): Promise<void> {
     if (kernel.child.pid !== undefined) signalGroup(kernel.child, 'SIGKILL');
-    await this.waitFor(() => kernel.exit !== undefined, DRAIN_WAIT_MS * 5);
+    if (waitForExit) await this.waitFor(() => kernel.exit !== undefined, DRAIN_WAIT_MS * 5);
   }
 
   private notify(): void {

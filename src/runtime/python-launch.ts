@@ -20,7 +20,7 @@ export async function makeKernelTempDir(): Promise<string> {
   return makeOwnedTempDir(TEMP_PREFIX);
 }
 
-/** `kernel.py` beside this module (sources, `dist/cli.js`) or one folder up (`dist/chunks/*.js`). */
+/** `kernel.py` beside this module (in the sources, and beside `dist/fence.cjs`) or one folder up. */
 export function kernelScript(): string {
   for (const relative of ['./kernel.py', '../kernel.py']) {
     const path = fileURLToPath(new URL(relative, import.meta.url));

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { stripTerminalCodes } from './command-output';
 import { makeOwnedTempDir } from './owned-temp-dir';
@@ -22,14 +22,18 @@ export async function makeTempDir(): Promise<string> {
   return makeOwnedTempDir(TEMP_PREFIX);
 }
 
-/** Writes the command file (mode 0600), making its directory again if a command removed it. */
-export async function writeCommandFile(file: string, command: string): Promise<void> {
+/**
+ * Writes the command file (mode 0600), making its directory again if a command removed it.
+ * Synchronous: a small local file, written in a fraction of the three trips through the thread
+ * pool (open, write, close) an asynchronous write takes before the command can be typed.
+ */
+export function writeCommandFile(file: string, command: string): void {
   try {
-    await writeFile(file, command, { mode: 0o600 });
+    writeFileSync(file, command, { mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    await writeFile(file, command, { mode: 0o600 });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, command, { mode: 0o600 });
   }
 }
 

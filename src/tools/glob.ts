@@ -1,6 +1,5 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { glob as matchFiles, isDynamicPattern } from 'tinyglobby';
 import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext } from './define-tool';
@@ -23,6 +22,8 @@ export const SKIPPED_FOLDERS: readonly string[] = ['node_modules', '.git'];
  * (write `src/**`). Never checks access.
  */
 export async function findFiles(cwd: string, pattern: string, signal?: AbortSignal): Promise<string[]> {
+  // Loaded on first use: tinyglobby sets up its matcher when loaded, which every session would pay for.
+  const { glob: matchFiles } = await import('tinyglobby');
   const segments = pattern.split('/');
   const ignore = SKIPPED_FOLDERS.filter((folder) => !segments.includes(folder)).map((folder) => `**/${folder}/**`);
   const found = await matchFiles(pattern, {
@@ -117,6 +118,7 @@ export const globTool = defineTool({
 
 async function describeNoMatch(pattern: string, refused: number, ctx: ToolContext): Promise<string> {
   if (refused > 0) return `no files you may read match ${pattern} (${plural(refused, 'file')} left out)`;
+  const { isDynamicPattern } = await import('tinyglobby');
   if (!isDynamicPattern(pattern) && (await isFolder(resolveWorkspacePath(ctx.workspace, pattern)))) {
     return `no files match ${pattern}: it is a folder; write ${pattern.replace(/\/+$/, '')}/** for the files in it`;
   }

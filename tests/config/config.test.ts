@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { stringify } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PTC_CONFIG, loadConfig, parseConfigText, userConfigPath, type LoadConfigResult } from '../../src/config/config';
-import { KNOWN_KEYS } from '../../src/config/config-schema';
+import { configFileSchemas } from '../../src/config/config-file-schema';
 import { configHome } from '../../src/config/paths';
 import { useTempWorkspace } from '../support/tool-context';
 
@@ -423,13 +423,13 @@ describe('a value no key takes', () => {
 
   /** Every table of the file: where it sits, the keys it knows, and keys that make it valid otherwise. */
   const tables: { at: string[]; keys: readonly string[]; valid: Record<string, unknown> }[] = [
-    { at: [], keys: KNOWN_KEYS.top, valid: {} },
-    { at: ['tools', 'x'], keys: KNOWN_KEYS.tool, valid: { description: 'd', command: ['x'] } },
-    { at: ['policy'], keys: KNOWN_KEYS.rule, valid: { tool: 'read', action: 'deny' } },
-    { at: ['ptc'], keys: KNOWN_KEYS.ptc, valid: {} },
-    { at: ['models', 'openai/gpt-5'], keys: KNOWN_KEYS.model, valid: {} },
-    { at: ['mcp'], keys: KNOWN_KEYS.mcp, valid: {} },
-    { at: ['mcp', 'servers', 'x'], keys: KNOWN_KEYS.mcpServer, valid: { command: 'a' } },
+    { at: [], keys: configFileSchemas().knownKeys.top, valid: {} },
+    { at: ['tools', 'x'], keys: configFileSchemas().knownKeys.tool, valid: { description: 'd', command: ['x'] } },
+    { at: ['policy'], keys: configFileSchemas().knownKeys.rule, valid: { tool: 'read', action: 'deny' } },
+    { at: ['ptc'], keys: configFileSchemas().knownKeys.ptc, valid: {} },
+    { at: ['models', 'openai/gpt-5'], keys: configFileSchemas().knownKeys.model, valid: {} },
+    { at: ['mcp'], keys: configFileSchemas().knownKeys.mcp, valid: {} },
+    { at: ['mcp', 'servers', 'x'], keys: configFileSchemas().knownKeys.mcpServer, valid: { command: 'a' } },
   ];
   const cases = tables.flatMap(({ at, keys, valid }) =>
     keys.map((key) => {
