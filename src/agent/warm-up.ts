@@ -56,5 +56,5 @@ async function readCall(parts: WarmUpParts, tool: ToolSpec): Promise<void> {
     parseToolArguments(call);
     return;
   }
-  parts.scanner?.().push(`A sample reply.\n${call}\nText after it.\n`);
+  parts.scanner?.().push(`A sample reply.\n${call}\n\nText after it.\n`);
 }
