@@ -204,6 +204,8 @@ export class BashSession {
     const { spawn } = loadNodePty();
     const session = new BashSession(spawn, options, shellEnvironment(options.env));
     const started = session.startShell();
+    // Awaited below, after the temp dir: a failure that comes first must not count as unhandled.
+    started.catch(() => undefined);
     let dir: string;
     try {
       dir = await makeTempDir();
