@@ -197,14 +197,15 @@ export class BashSession {
   /**
    * Starts bash in `options.cwd`; resolves when it is ready for a command. bash is spawned
    * before this first awaits (node-pty is loaded synchronously), so that it starts up while
-   * the caller goes on with its own work; the private temp dir is made meanwhile. A first
-   * command (`true`) is sent at once to warm the way commands take; a `run` queues behind it.
+   * the caller goes on with its own work; the private temp dir is made meanwhile.
    */
   static async start(options: BashSessionOptions): Promise<BashSession> {
     // node-pty is a native addon kept out of the bundle: loaded only when a shell is needed.
     const { spawn } = loadNodePty();
     const session = new BashSession(spawn, options, shellEnvironment(options.env));
     const started = session.startShell();
+    // Awaited below, after the temp dir: a failure that comes first must not count as unhandled.
+    started.catch(() => undefined);
     let dir: string;
     try {
       dir = await makeTempDir();
@@ -215,11 +216,11 @@ export class BashSession {
     session.commandFile = join(dir, 'command.sh');
     try {
       session.shell = await started;
+      await session.enqueue(() => session.execute('true', {}));
     } catch (error) {
       await rm(dir, { recursive: true, force: true });
       throw error;
     }
-    session.enqueue(() => session.execute('true', {})).catch(() => undefined);
     return session;
   }
 
