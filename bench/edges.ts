@@ -61,7 +61,9 @@ function runChild(args: readonly string[], options: { cwd: string; env: Record<s
   });
 }
 
-const SHELL_BLOCK = '```shell\necho hi\n```\n';
+// The blank line after the closing fence is what tells fence the block is over (a bare fence
+// followed by text would open a nested block), so the reply can hang after it.
+const SHELL_BLOCK = '```shell\necho hi\n```\n\n';
 
 /**
  * One `fence -n` run against a fresh fake server whose replies `script` queues; fails unless
