@@ -5,7 +5,7 @@ import { Script } from 'node:vm';
 
 /** A CommonJS bundle and the V8 code cache made for it. */
 export interface CachedBundle {
-  /** Path of the bundle (CommonJS). */
+  /** Path of the bundle (CommonJS, pure ASCII: it is read as Latin-1, the cheapest way). */
   file: string;
   /** Path of its code cache; a missing file is no error. */
   cacheFile: string;
