@@ -56,8 +56,16 @@ function runChild(args: readonly string[], options: { cwd: string; env: Record<s
       if (Number.isNaN(firstOutputAt)) firstOutputAt = performance.now();
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // A run that never ends is a failure of the bench, not a wait: it stops within a minute.
+    const limit = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`fence ${args.slice(1).join(' ')} did not end within 60 s:\n${stderr}`));
+    }, 60_000);
     child.on('error', fail);
-    child.on('exit', (code) => done({ spawnedAt, firstOutputAt, exitedAt: performance.now(), code, stderr }));
+    child.on('exit', (code) => {
+      clearTimeout(limit);
+      done({ spawnedAt, firstOutputAt, exitedAt: performance.now(), code, stderr });
+    });
   });
 }
 
