@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import type { IPty } from 'node-pty';
 import { CommandCapture } from './command-output';
 import { findTerminalReader, terminalOf } from './input-wait';
-import { killForegroundJob, killSession, signalProcess } from './process-tree';
+import { killForegroundJob, killSession, killSessionNow, signalProcess } from './process-tree';
 import {
   BASH_ARGS,
   RISKY_SYNTAX,
@@ -418,7 +418,10 @@ export class BashSession {
     const leader = shell.pty.pid;
     // bash first, so that it starts nothing new while its session is being swept.
     if (!shell.exit) signalProcess(leader, 'SIGKILL');
-    if (this.used) await killSession(leader, `${SESSION_VARIABLE}=${this.env[SESSION_VARIABLE] ?? ''}`);
+    if (this.used) {
+      const marker = `${SESSION_VARIABLE}=${this.env[SESSION_VARIABLE] ?? ''}`;
+      await (waitForExit ? killSession(leader, marker) : killSessionNow(leader, marker));
+    }
     if (waitForExit) await Promise.race([shell.exited, delay(EXIT_WAIT_MS)]);
   }
 

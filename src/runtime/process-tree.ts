@@ -1,12 +1,10 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
 
 /**
  * The few facts about other processes that a pty shell needs to interrupt and clean up after
- * its commands. On Linux they come from /proc (no process is spawned), read synchronously:
- * each file is a few hundred bytes the kernel writes on demand, and one read of each in turn
- * takes a fraction of the time a round through the thread pool per file would. Elsewhere they
- * come from `ps`.
+ * its commands. On Linux they come from /proc (no process is spawned); elsewhere from `ps`.
  */
 
 /** One process as seen at one moment. */
@@ -17,8 +15,6 @@ export interface ProcessInfo {
   pgid: number;
   /** Session id; unknown where `ps` cannot report it portably. */
   sid: number | undefined;
-  /** When it started, in clock ticks since boot (Linux only). */
-  started?: number;
 }
 
 /**
@@ -27,7 +23,7 @@ export interface ProcessInfo {
  */
 export async function foregroundProcessGroup(pid: number): Promise<number | undefined> {
   if (process.platform === 'linux') {
-    const stat = readStat(pid);
+    const stat = await readStat(pid);
     return stat === undefined ? undefined : positive(stat[5]);
   }
   const out = await ps(['-o', 'tpgid=', '-p', String(pid)]);
@@ -36,7 +32,12 @@ export async function foregroundProcessGroup(pid: number): Promise<number | unde
 
 /** A snapshot of all processes of the machine that can be seen. Never throws (empty on failure). */
 export async function listProcesses(): Promise<ProcessInfo[]> {
-  if (process.platform === 'linux') return procIds().flatMap((pid) => toInfo(pid, readStat(pid)) ?? []);
+  if (process.platform === 'linux') {
+    const names = await readdir('/proc').catch(() => [] as string[]);
+    const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
+    const infos = await Promise.all(pids.map(async (pid) => toInfo(pid, await readStat(pid))));
+    return infos.filter((info): info is ProcessInfo => info !== undefined);
+  }
   const out = await ps(['-A', '-o', 'pid=,ppid=,pgid=']);
   return (out ?? '').split('\n').flatMap((line) => {
     const [pid, ppid, pgid] = line.trim().split(/\s+/).map(Number);
@@ -86,45 +87,34 @@ export async function killForegroundJob(shellPid: number): Promise<boolean> {
 /**
  * Kills (SIGKILL) every member of the session led by `leader` (see {@link sessionMembers}) and,
  * given `marker` (`NAME=value`), every process whose environment holds it (see
- * {@link processesWithEnvironment}). When the sweep killed anything, it is made once more, so
- * that a process forked while it ran is caught too (a sweep that found nothing left nothing
- * that could fork). Never this process; the leader itself is left to the caller.
+ * {@link processesWithEnvironment}), twice over, so that a process forked while the first sweep
+ * ran is caught by the second. Never this process; the leader itself is left to the caller.
  */
 export async function killSession(leader: number, marker?: string): Promise<void> {
   for (let sweep = 0; sweep < 2; sweep++) {
-    const processes = await listProcesses();
-    const marked = marker ? withEnvironment(processes, marker) : [];
-    const targets = new Set([...sessionMembers(processes, leader), ...marked]);
-    targets.delete(process.pid);
-    for (const pid of targets) signalProcess(pid, 'SIGKILL');
-    if (targets.size === 0) return;
+    const [processes, marked] = await Promise.all([listProcesses(), marker ? processesWithEnvironment(marker) : []]);
+    for (const pid of new Set([...sessionMembers(processes, leader), ...marked])) {
+      if (pid !== process.pid) signalProcess(pid, 'SIGKILL');
+    }
   }
 }
 
 /**
  * The processes whose initial environment holds the entry `NAME=value` exactly, as
- * /proc/<pid>/environ shows it (readable for the processes of the same user). Only processes
- * started since this one are read: the entries looked for are those of environments this
- * process made, which older processes cannot have. Linux only: elsewhere empty. Never throws.
+ * /proc/<pid>/environ shows it (readable for the processes of the same user). Linux only:
+ * elsewhere empty. Never throws.
  */
 export async function processesWithEnvironment(entry: string): Promise<number[]> {
-  return withEnvironment(await listProcesses(), entry);
-}
-
-/** The pids among `processes` whose environment holds `entry` (see {@link processesWithEnvironment}). */
-function withEnvironment(processes: readonly ProcessInfo[], entry: string): number[] {
   if (process.platform !== 'linux') return [];
-  const since = startTime(readStat(process.pid)) ?? 0;
-  return processes
-    .filter((p) => {
-      if ((p.started ?? 0) < since) return false;
-      try {
-        return readFileSync(`/proc/${p.pid}/environ`, 'latin1').split('\0').includes(entry);
-      } catch {
-        return false;
-      }
-    })
-    .map((p) => p.pid);
+  const names = await readdir('/proc').catch(() => [] as string[]);
+  const pids = names.filter((name) => /^\d+$/.test(name)).map(Number);
+  const marked = await Promise.all(
+    pids.map(async (pid) => {
+      const environ = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+      return environ.split('\0').includes(entry);
+    }),
+  );
+  return pids.filter((_, i) => marked[i]);
 }
 
 /** Sends a signal, ignoring a process that is already gone. Returns whether it was delivered. */
@@ -137,33 +127,15 @@ export function signalProcess(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** The process ids /proc lists; none when it cannot be read. */
-function procIds(): number[] {
+/** Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [2] pgrp, [3] session, [4] tty, [5] tpgid. */
+async function readStat(pid: number): Promise<string[] | undefined> {
   try {
-    return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [2] pgrp, [3] session,
- * [4] tty, [5] tpgid, … [19] start time (clock ticks since boot).
- */
-function readStat(pid: number): string[] | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may itself contain spaces and parentheses.
     return text.slice(text.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
-}
-
-/** When a process started, in clock ticks since boot, from its stat fields. */
-function startTime(stat: string[] | undefined): number | undefined {
-  const ticks = Number(stat?.[19]);
-  return Number.isInteger(ticks) ? ticks : undefined;
 }
 
 function toInfo(pid: number, stat: string[] | undefined): ProcessInfo | undefined {
@@ -172,8 +144,7 @@ function toInfo(pid: number, stat: string[] | undefined): ProcessInfo | undefine
   const pgid = Number(stat[2]);
   const sid = Number(stat[3]);
   if (![ppid, pgid, sid].every(Number.isInteger)) return undefined;
-  const started = startTime(stat);
-  return { pid, ppid, pgid, sid, ...(started === undefined ? {} : { started }) };
+  return { pid, ppid, pgid, sid };
 }
 
 function positive(text: string | undefined): number | undefined {
@@ -185,4 +156,61 @@ function ps(args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile('ps', args, (error, stdout) => resolve(error ? undefined : stdout));
   });
+}
+
+/**
+ * `killSession` for a process about to exit: the same sweep, done at once. /proc is read
+ * synchronously, in one pass per sweep (each file is a few hundred bytes the kernel writes on
+ * demand; one read of each in turn takes a fraction of a round through the thread pool per
+ * file), environments only of processes started since this one (an entry this process made
+ * cannot be in an older one's), and a second sweep is made only when the first killed
+ * something. Linux; elsewhere it is `killSession`.
+ */
+export async function killSessionNow(leader: number, marker?: string): Promise<void> {
+  if (process.platform !== 'linux') return killSession(leader, marker);
+  const since = startTime(readStatNow(process.pid)) ?? 0;
+  for (let sweep = 0; sweep < 2; sweep++) {
+    const targets = new Set<number>();
+    for (const pid of procIdsNow()) {
+      const stat = readStatNow(pid);
+      const info = toInfo(pid, stat);
+      if (!info) continue;
+      if (info.sid === leader && pid !== leader) targets.add(pid);
+      else if (marker && (startTime(stat) ?? 0) >= since && environmentHolds(pid, marker)) targets.add(pid);
+    }
+    targets.delete(process.pid);
+    for (const pid of targets) signalProcess(pid, 'SIGKILL');
+    if (targets.size === 0) return;
+  }
+}
+
+function procIdsNow(): number[] {
+  try {
+    return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** `readStat`, read synchronously; field [19] is the start time (clock ticks since boot). */
+function readStatNow(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+function startTime(stat: string[] | undefined): number | undefined {
+  const ticks = Number(stat?.[19]);
+  return Number.isInteger(ticks) ? ticks : undefined;
+}
+
+function environmentHolds(pid: number, entry: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry);
+  } catch {
+    return false;
+  }
 }

@@ -82,6 +82,20 @@ describe('BashSession background jobs', () => {
     expect(await waitUntilDead([...started])).toEqual([]);
   });
 
+  it('kills on an exiting close, without waiting for bash, the jobs that ignore SIGHUP or left the session', async () => {
+    const session = await open();
+    const script = [
+      "(trap '' HUP; exec sleep 1011) & echo $!",
+      'nohup sleep 1012 >/dev/null 2>&1 & echo $!',
+      "setsid sh -c 'echo $$ > setsid.pid; exec sleep 1013' >/dev/null 2>&1 &",
+      'while [ ! -s setsid.pid ]; do sleep 0.02; done; cat setsid.pid',
+    ].join('\n');
+    const started = pids((await session.run(script)).output);
+    expect(started).toHaveLength(3);
+    await session.close({ waitForExit: false });
+    expect(await waitUntilDead([...started, session.pid])).toEqual([]);
+  });
+
   it('kills the jobs of a bash that exited before starting the next one', async () => {
     const session = await open();
     const result = await session.run(

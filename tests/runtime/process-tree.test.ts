@@ -5,12 +5,14 @@ import { describe, expect, it } from 'vitest';
 import {
   foregroundProcessGroup,
   killSession,
+  killSessionNow,
   listProcesses,
   processesWithEnvironment,
   sessionMembers,
   signalProcess,
   type ProcessInfo,
 } from '../../src/runtime/process-tree';
+import { isAlive } from '../support/bash-sessions';
 
 describe('process tree', () => {
   it('lists this process with its parent and a child with its group', async () => {
@@ -72,6 +74,29 @@ describe('process tree', () => {
     } finally {
       child.kill('SIGKILL');
       other.kill('SIGKILL');
+    }
+  });
+
+  it.runIf(process.platform === 'linux')('sweeps at once for an exiting process: marked processes and the members of the session, not others', async () => {
+    const marker = `FENCE_TEST_MARK=${randomBytes(8).toString('hex')}`;
+    const [name = '', value = ''] = marker.split('=');
+    const marked = spawn('sleep', ['30'], { detached: true, stdio: 'ignore', env: { ...process.env, [name]: value } });
+    // A session of its own, whose member the sweep of that leader finds by session id.
+    const leader = spawn('sh', ['-c', 'sleep 30 & wait'], { detached: true, stdio: 'ignore' });
+    const other = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    await Promise.all([once(marked, 'spawn'), once(leader, 'spawn'), once(other, 'spawn')]);
+    try {
+      let members: number[] = [];
+      while (members.length === 0) {
+        members = sessionMembers(await listProcesses(), leader.pid ?? 0);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await killSessionNow(leader.pid ?? 0, marker);
+      expect(await processesWithEnvironment(marker)).toEqual([]);
+      expect(sessionMembers(await listProcesses(), leader.pid ?? 0)).toEqual([]);
+      expect(isAlive(other.pid ?? 0)).toBe(true);
+    } finally {
+      for (const child of [marked, leader, other]) child.kill('SIGKILL');
     }
   });
 });
