@@ -245,15 +245,19 @@ export class Agent {
       const messages = await this.requestMessages();
       if ('error' in messages) return { status: 'error', error: messages.error };
       const request = { model: this.llm.model, messages, ...(this.tools ? { tools: this.tools } : {}) };
+      let warming: AbortController | undefined;
       if (!this.warmedUp) {
         this.warmedUp = true;
-        void warmUpReplyPath({ format: this.format, tools: this.options.registry.tools, ...(this.scanner ? { scanner: this.scanner } : {}) });
+        warming = new AbortController();
+        const { tools } = this.options.registry;
+        void warmUpReplyPath({ format: this.format, tools, signal: warming.signal, ...(this.scanner ? { scanner: this.scanner } : {}) });
       }
       const reply = await streamReply(this.llm.provider, request, {
         ...(this.scanner ? { scanner: this.scanner } : {}),
         signal: this.signal,
-        onEvent,
+        onEvent: warming ? (event) => (warming.abort(), onEvent?.(event)) : onEvent,
       });
+      warming?.abort();
       const interrupted = reply.stopReason === 'error' || reply.stopReason === 'aborted';
       const calls = reply.toolCalls?.length ? await prepareCalls(reply.toolCalls) : [];
       const text = [reply.text.trimEnd(), ...calls.map((call) => formatNativeCall(call.stored))].filter(Boolean).join('\n');

@@ -10,6 +10,8 @@ export interface WarmUpParts {
   tools: readonly ToolSpec[];
   /** A new scanner of the format's blocks (markdown and XML). */
   scanner?: () => ToolStreamScanner;
+  /** Aborted once the real reply arrives: the steps not yet run are skipped, not run in its way. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -21,8 +23,9 @@ export interface WarmUpParts {
  * is paid while the model thinks instead of between its reply and the next request.
  *
  * The work is cut into small steps, each run from the event loop after the one before, so a
- * reply that arrives meanwhile waits for one step at most. Nothing here touches a session: no
- * log, no tool runs, no request. Never throws; the promise settles once every step ran.
+ * reply that arrives meanwhile waits for one step at most, and once `signal` is aborted (the
+ * reply came) no further step runs. Nothing here touches a session: no log, no tool runs, no
+ * request. Never throws; the promise settles once every step ran or was skipped.
  */
 export function warmUpReplyPath(parts: WarmUpParts): Promise<void> {
   const callable = modelTools(parts.tools, parts.format);
@@ -35,7 +38,7 @@ export function warmUpReplyPath(parts: WarmUpParts): Promise<void> {
   ];
   return new Promise((resolve) => {
     const next = (): void => {
-      const step = steps.shift();
+      const step = parts.signal?.aborted ? undefined : steps.shift();
       if (!step) return resolve();
       Promise.resolve()
         .then(step)

@@ -123,6 +123,15 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     });
   }
   const controller = new AbortController();
+  // The provider first, and its connection opened now: the connect (and TLS handshake) then
+  // overlaps opening the session, instead of following it.
+  let agentModel;
+  try {
+    agentModel = await loadAgentModel(resolved, loaded.config.models);
+  } catch (error) {
+    return failBeforeRun('error', error instanceof Error ? error.message : String(error));
+  }
+  agentModel.provider.preconnect?.();
   let session;
   try {
     session = await openSession({
@@ -174,7 +183,6 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           controller.abort();
         }, options.timeout);
   try {
-    const agentModel = await loadAgentModel(resolved, loaded.config.models);
     // A resumed session's earlier replies were paid for by earlier runs: this run reports its own.
     const firstOfRun = session.store.log.length;
     const agent = new Agent({

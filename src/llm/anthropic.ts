@@ -19,6 +19,7 @@ export type AnthropicTarget = Pick<ResolvedModel, 'apiKey' | 'baseURL'>;
 
 const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
+
 type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 
 /**
@@ -29,11 +30,13 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
  */
 export function createAnthropicProvider(target: AnthropicTarget, options: ProviderOptions = {}): Provider {
   const warnings = new SdkWarnings('Anthropic SDK', options.warn ?? warnOnStderr);
+  const baseURL = target.baseURL ?? ANTHROPIC_BASE_URL;
+  const ownFetch = options.fetch ? undefined : createNodeFetch();
   const client = new Anthropic({
     apiKey: target.apiKey,
-    baseURL: target.baseURL ?? ANTHROPIC_BASE_URL,
+    baseURL,
     maxRetries: 0,
-    fetch: options.fetch ?? createNodeFetch(),
+    fetch: options.fetch ?? ownFetch,
     logger: warnings.logger,
     logLevel: 'warn',
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
@@ -41,6 +44,7 @@ export function createAnthropicProvider(target: AnthropicTarget, options: Provid
   return {
     name: 'anthropic',
     stream: (request) => streamWithRetries('anthropic', request, (signal) => attempt(client, warnings, request, signal), options.retry),
+    ...(ownFetch ? { preconnect: () => ownFetch.preconnect(baseURL) } : {}),
   };
 }
 

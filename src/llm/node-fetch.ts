@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import type https from 'node:https';
 import { createRequire } from 'node:module';
 import { pipeline, type Readable } from 'node:stream';
@@ -9,6 +10,18 @@ import { FetchResponse } from './fetch-response';
 
 /** The `fetch` signature the provider SDKs accept. */
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** fence's fetch: a {@link Fetch} that can open its first connection ahead of the request. */
+export interface NodeFetch extends Fetch {
+  /**
+   * Opens a connection (TCP, and TLS for https) to `url`'s server now, for the next request
+   * to it to take: the connect and the TLS handshake then overlap what the caller does before
+   * sending. At most one waits per server; unused, it is closed after the idle time, and it
+   * never keeps the process alive. A connection that fails is dropped quietly: the request
+   * makes its own and reports what happens to that one. Not for other protocols (ignored).
+   */
+  preconnect(url: string | URL): void;
+}
 
 /** Options of {@link createNodeFetch}. */
 export interface NodeFetchOptions {
@@ -59,22 +72,89 @@ const requireBuiltin = createRequire(import.meta.url);
  * are `FetchResponse`s with `FetchHeaders`, so no request loads Node's own fetch classes.
  * Not supported: redirects (answered as they are), streaming request bodies (they are read first).
  */
-export function createNodeFetch(options: NodeFetchOptions = {}): Fetch {
+export function createNodeFetch(options: NodeFetchOptions = {}): NodeFetch {
   const timeout = options.idleSocketMs ?? 5_000;
+  const early = new EarlyConnections(timeout);
   let tls: { module: typeof https; agent: https.Agent } | undefined;
   const agents: Agents = {
-    http: new http.Agent({ keepAlive: true, timeout }),
+    http: early.serve(new http.Agent({ keepAlive: true, timeout }), 'http:'),
     https: () => {
       if (!tls) {
         const module = requireBuiltin('node:https') as typeof https;
-        tls = { module, agent: new module.Agent({ keepAlive: true, timeout }) };
+        tls = { module, agent: early.serve(new module.Agent({ keepAlive: true, timeout }), 'https:') };
       }
       return tls;
     },
   };
   // A FetchResponse has every member the SDKs read of a Response (see fetch-response.ts); its
   // body is a BodyStream rather than a web stream.
-  return async (input, init) => (await send(await toOutgoing(input, init ?? {}), agents)) as unknown as Response;
+  const fetch = async (input: string | URL | Request, init?: RequestInit) => (await send(await toOutgoing(input, init ?? {}), agents)) as unknown as Response;
+  return Object.assign(fetch, { preconnect: (url: string | URL) => early.open(url) });
+}
+
+/**
+ * Connections opened ahead of a request (see {@link NodeFetch.preconnect}), one per server at
+ * most, handed to the agent when it next creates a connection to that server.
+ */
+class EarlyConnections {
+  private readonly waiting = new Map<string, { socket: net.Socket; timer: NodeJS.Timeout }>();
+
+  constructor(private readonly idleMs: number) {}
+
+  open(target: string | URL): void {
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return;
+    // As node:http names the host: without the brackets of an IPv6 address.
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const key = connectionKey(url.protocol, host, port);
+    if (this.waiting.has(key)) return;
+    const socket =
+      url.protocol === 'https:'
+        ? (requireBuiltin('node:tls') as typeof import('node:tls')).connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }) })
+        : net.connect({ host, port });
+    const drop = (): void => {
+      clearTimeout(timer);
+      if (this.waiting.get(key)?.socket === socket) this.waiting.delete(key);
+      socket.destroy();
+    };
+    const timer = setTimeout(drop, this.idleMs).unref();
+    socket.once('error', drop);
+    socket.unref();
+    this.waiting.set(key, { socket, timer });
+  }
+
+  /** `agent`, taking a waiting connection to the server of a request before making one. */
+  serve<A extends http.Agent>(agent: A, protocol: 'http:' | 'https:'): A {
+    const make = agent.createConnection.bind(agent) as (options: object, done: (error: Error | null, socket: net.Socket) => void) => net.Socket | undefined;
+    const take = (options: { host?: string | null; port?: number | string | null }): net.Socket | undefined => {
+      if (this.waiting.size === 0) return undefined;
+      const key = connectionKey(protocol, options.host ?? 'localhost', Number(options.port));
+      const early = this.waiting.get(key);
+      if (!early) return undefined;
+      this.waiting.delete(key);
+      clearTimeout(early.timer);
+      const { socket } = early;
+      socket.removeAllListeners('error');
+      if (socket.destroyed) return undefined;
+      socket.ref();
+      return socket;
+    };
+    Object.assign(agent, {
+      createConnection: (options: { host?: string | null; port?: number | string | null }, done: (error: Error | null, socket: net.Socket) => void) =>
+        take(options) ?? make(options, done),
+    });
+    return agent;
+  }
+}
+
+function connectionKey(protocol: string, host: string, port: number): string {
+  return `${protocol}//${host}:${port}`;
 }
 
 /** The keep-alive agents of one fetch; the TLS one made on the first https request. */

@@ -19,6 +19,7 @@ export type OpenAITarget = Pick<ResolvedModel, 'apiKey' | 'baseURL'> & { provide
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
+
 type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 
 /**
@@ -33,12 +34,14 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 export function createOpenAIProvider(target: OpenAITarget, options: ProviderOptions = {}): Provider {
   const compat = OPENAI_COMPAT[target.provider];
   const warnings = new SdkWarnings('OpenAI SDK', options.warn ?? warnOnStderr);
+  const baseURL = target.baseURL ?? OPENAI_BASE_URL;
+  const ownFetch = options.fetch ? undefined : createNodeFetch();
   const client = new OpenAI({
     apiKey: target.apiKey,
-    baseURL: target.baseURL ?? OPENAI_BASE_URL,
+    baseURL,
     ...(compat.accountHeaders ? {} : { organization: null, project: null }),
     maxRetries: 0,
-    fetch: options.fetch ?? createNodeFetch(),
+    fetch: options.fetch ?? ownFetch,
     defaultHeaders: compat.headers,
     logger: warnings.logger,
     logLevel: 'warn',
@@ -48,6 +51,7 @@ export function createOpenAIProvider(target: OpenAITarget, options: ProviderOpti
   return {
     name,
     stream: (request) => streamWithRetries(name, request, (signal) => attempt(client, warnings, compat, name, request, signal), options.retry),
+    ...(ownFetch ? { preconnect: () => ownFetch.preconnect(baseURL) } : {}),
   };
 }
 

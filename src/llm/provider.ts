@@ -50,4 +50,10 @@ export interface Provider {
   /** `openai`, `anthropic`, `openrouter` or `local`. */
   readonly name: string;
   stream(request: StreamRequest): AsyncIterable<StreamEvent>;
+  /**
+   * Opens the connection to the model's server ahead of the first request, so that its connect
+   * and TLS handshake overlap what the caller does before it sends (see `NodeFetch.preconnect`).
+   * Absent when the provider was given a fetch of its own.
+   */
+  preconnect?(): void;
 }

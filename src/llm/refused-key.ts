@@ -18,6 +18,7 @@ export function namingRefusedKey(provider: Provider, source: KeySource): Provide
   return {
     name: provider.name,
     stream: (request) => withHint(provider.stream(request), refusedKeyHint(source)),
+    ...(provider.preconnect ? { preconnect: provider.preconnect } : {}),
   };
 }
 

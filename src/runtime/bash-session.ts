@@ -472,7 +472,7 @@ export class BashSession {
     } finally {
       this.capture = undefined;
     }
-    shell.terminal = await terminalOf(pty.pid);
+    shell.terminal = terminalOf(pty.pid);
     return shell;
   }
 

@@ -1,3 +1,4 @@
+import { readlinkSync } from 'node:fs';
 import { open, readFile, readlink } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import { listProcesses } from './process-tree';
@@ -47,12 +48,17 @@ const MAX_WATCHED_FDS = 4096;
 
 /**
  * The terminal device a process has on stdin (e.g. `/dev/pts/3`), or undefined when it is not
- * known (not Linux, the process is gone). Never throws.
+ * known (not Linux, the process is gone). Never throws. Synchronous: one readlink in /proc,
+ * quicker than the trip through the thread pool an asynchronous one takes while bash starts.
  */
-export async function terminalOf(pid: number): Promise<string | undefined> {
+export function terminalOf(pid: number): string | undefined {
   if (process.platform !== 'linux') return undefined;
-  const link = await readlink(`/proc/${pid}/fd/0`).catch(() => undefined);
-  return link?.startsWith('/dev/') ? link : undefined;
+  try {
+    const link = readlinkSync(`/proc/${pid}/fd/0`);
+    return link.startsWith('/dev/') ? link : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

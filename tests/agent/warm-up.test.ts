@@ -43,4 +43,19 @@ describe('warmUpReplyPath', () => {
     await expect(warmUpReplyPath({ format: 'tool', tools })).resolves.toBeUndefined();
     await expect(warmUpReplyPath({ format: 'markdown', tools: [] })).resolves.toBeUndefined();
   });
+
+  it('runs no step once its signal is aborted', async () => {
+    const checked: unknown[] = [];
+    const tools = builtinTools().map((tool): ToolSpec => ({
+      ...tool,
+      parameters: Object.assign(Object.create(tool.parameters), { safeParse: (input: unknown) => (checked.push(input), tool.parameters.safeParse(input)) }),
+    }));
+    await warmUpReplyPath({ format: 'tool', tools });
+    expect(checked).toHaveLength(1);
+    const stopped = new AbortController();
+    const pending = warmUpReplyPath({ format: 'tool', tools, signal: stopped.signal });
+    stopped.abort();
+    await pending;
+    expect(checked).toHaveLength(1);
+  });
 });

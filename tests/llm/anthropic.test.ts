@@ -240,3 +240,16 @@ describe('Anthropic adapter messages', () => {
     expect(checkToolCallPairing(request)).toEqual([]);
   });
 });
+
+describe('Anthropic provider: an early connection', () => {
+  it('sends the first request on the connection preconnect opened', async () => {
+    const subject = provider();
+    subject.preconnect?.();
+    for (let i = 0; i < 200 && server.connections === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(server.connections).toBe(1);
+    server.reply((r) => r.text('Hi.'));
+    await collect(subject.stream({ model: 'm', messages: conversation }));
+    expect(server.requests).toHaveLength(1);
+    expect(server.connections).toBe(1);
+  });
+});

@@ -148,6 +148,70 @@ describe('createNodeFetch', () => {
   });
 });
 
+describe('NodeFetch.preconnect', () => {
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('opens the connection before the request, and the request goes out on it', async () => {
+    server.reply((r) => r.text('on the early connection'));
+    const fetch = createNodeFetch();
+    fetch.preconnect(server.openaiBaseURL);
+    await until(() => server.connections === 1);
+    expect(server.connections).toBe(1);
+    expect(server.requests).toHaveLength(0);
+    const text = await (await fetch(`${server.openaiBaseURL}/chat/completions`, streamRequest())).text();
+    expect(text).toContain('on the early connection');
+    expect(server.connections).toBe(1);
+  });
+
+  it('opens one connection per server however often it is asked, and none for other protocols', async () => {
+    const fetch = createNodeFetch();
+    fetch.preconnect(server.openaiBaseURL);
+    fetch.preconnect(`${server.url}/other/path`);
+    fetch.preconnect('file:///etc/passwd');
+    fetch.preconnect('not a url');
+    await until(() => server.connections === 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.connections).toBe(1);
+  });
+
+  it('leaves a refused early connection out: the request makes its own and reports what happens to it', async () => {
+    const deadURL = server.url;
+    await server.close();
+    const fetch = createNodeFetch();
+    fetch.preconnect(deadURL);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(fetch(deadURL)).rejects.toMatchObject({ message: 'fetch failed', cause: { code: 'ECONNREFUSED' } });
+    server = await startFakeLlm();
+  });
+
+  it('closes an early connection nobody took after the idle time; the next request connects anew', async () => {
+    server.reply((r) => r.text('later'));
+    const fetch = createNodeFetch({ idleSocketMs: 30 });
+    fetch.preconnect(server.openaiBaseURL);
+    await until(() => server.connections === 1);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(await (await fetch(`${server.openaiBaseURL}/chat/completions`, streamRequest())).text()).toContain('later');
+    expect(server.connections).toBe(2);
+  });
+
+  it('does not keep a process alive', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const module = new URL('../../src/llm/node-fetch.ts', import.meta.url).href;
+    const script = `
+      const { createNodeFetch } = await import(${JSON.stringify(module)});
+      createNodeFetch({ idleSocketMs: 60000 }).preconnect(${JSON.stringify(server.openaiBaseURL)});
+      setTimeout(() => undefined, 50);
+    `;
+    // With the connection open for a minute, only an unreferenced socket lets the process end in time.
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 15_000 });
+    await until(() => server.connections === 1);
+    expect(server.connections).toBe(1);
+  });
+});
+
 describe('ResponseBody', () => {
   const reset = () => Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
 

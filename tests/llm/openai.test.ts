@@ -233,3 +233,16 @@ describe('OpenAI adapter messages', () => {
     expect(messages[2]).not.toHaveProperty('tool_calls');
   });
 });
+
+describe('OpenAI provider: an early connection', () => {
+  it('sends the first request on the connection preconnect opened', async () => {
+    const subject = provider();
+    subject.preconnect?.();
+    for (let i = 0; i < 200 && server.connections === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(server.connections).toBe(1);
+    server.reply((r) => r.text('Hi.'));
+    await collect(subject.stream({ model: 'm', messages: conversation }));
+    expect(server.requests).toHaveLength(1);
+    expect(server.connections).toBe(1);
+  });
+});

@@ -118,7 +118,7 @@ describe.runIf(linux)('BashSession waiting for input', () => {
 
   it('finds the reader of each kind: bash itself in read, a REPL in pselect6 or epoll', async () => {
     const session = await open();
-    const terminal = await terminalOf(session.pid);
+    const terminal = terminalOf(session.pid);
     expect(terminal).toMatch(/^\/dev\//);
     const cases: [string, string, number | 'bash'][] = [
       ['read X', 'read', 'bash'],
@@ -130,13 +130,13 @@ describe.runIf(linux)('BashSession waiting for input', () => {
       expect(await session.run(command, quick)).toMatchObject({ waitingForInput: true });
       const pid = who === 'bash' ? session.pid : Number(readFileSync(join(bash.dir(), 'pid'), 'utf8'));
       // Stopping the previous case may have started bash anew, on another terminal: ask again.
-      const current = (await terminalOf(session.pid)) ?? '';
+      const current = (terminalOf(session.pid)) ?? '';
       // A REPL wakes now and then (timers, history): look again for a moment if it is busy.
       expect(await readerWithin(session.pid, current)).toEqual({ pid, call });
     }
     // Idle at its prompt, bash reads the terminal too: the check is only made while a command runs.
     await session.run('true', quick);
-    expect(await readerWithin(session.pid, (await terminalOf(session.pid)) ?? '')).toEqual({ pid: session.pid, call: 'read' });
+    expect(await readerWithin(session.pid, (terminalOf(session.pid)) ?? '')).toEqual({ pid: session.pid, call: 'read' });
   });
 
   it('answers sendInput with nothing waiting without typing anything', async () => {
@@ -159,7 +159,7 @@ describe.runIf(linux)('BashSession waiting for input', () => {
     const asked = await session.run('read -t 1 LATE; echo gone; touch ended', quick);
     expect(asked).toMatchObject({ waitingForInput: true });
     // Once the file is there, the next time bash reads the terminal it is at its prompt again.
-    const terminal = (await terminalOf(session.pid)) ?? '';
+    const terminal = (terminalOf(session.pid)) ?? '';
     const deadline = Date.now() + 10_000;
     const bashAtPrompt = async (): Promise<boolean> =>
       existsSync(join(bash.dir(), 'ended')) && (await findTerminalReader(session.pid, terminal))?.pid === session.pid;
