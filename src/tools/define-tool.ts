@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { BashSession } from '../runtime/bash-session';
 import type { PythonKernel } from '../runtime/python-kernel';
+import type { SandboxPolicy } from '../runtime/sandbox-policy';
 
 /** What the `python` tool needs of a kernel: running a cell. */
 export type PythonCells = Pick<PythonKernel, 'run'>;
@@ -44,6 +45,12 @@ export interface ToolContext {
    * calls carry one more). Absent: none.
    */
   programDepth?: number;
+  /**
+   * The session's sandbox: the file tools refuse what it refuses the shell (writes outside its
+   * writable paths and to protected ones, reads of denied ones; see `pathAccess`). Absent, or
+   * with mode `off`: the file tools are not bounded by it.
+   */
+  sandbox?: SandboxPolicy;
 }
 
 /** What a call will do, for a person to judge before it runs. */
