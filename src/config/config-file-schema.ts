@@ -4,6 +4,7 @@ import {
   BUILTIN_TOOL_NAMES,
   MODEL_KEYS,
   PTC_KEYS,
+  SANDBOX_MODE_NAMES,
   TOOL_FORMATS,
   type ConfigFile,
   type JsonObject,
@@ -24,7 +25,7 @@ export interface ConfigFileSchemas {
   /** One file, keys as written, to its `ConfigFile`. */
   file: z.ZodType<ConfigFile, unknown>;
   /** The keys each table knows, for messages about unknown keys. */
-  knownKeys: Record<'top' | 'tool' | 'rule' | 'ptc' | 'model' | 'mcp' | 'mcpServer', string[]>;
+  knownKeys: Record<'top' | 'tool' | 'rule' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox', string[]>;
 }
 
 let built: ConfigFileSchemas | undefined;
@@ -80,6 +81,7 @@ function buildSchemas(): ConfigFileSchemas {
     ).optional(),
     timeout: positiveNumber.optional(),
     cwd: text.optional(),
+    sandbox: z.boolean({ error: expected('true or false') }).optional(),
   };
 
   const toolSchema = tomlTable(toolShape);
@@ -96,6 +98,7 @@ function buildSchemas(): ConfigFileSchemas {
     headers: stringTable('a table of strings, e.g. { Authorization = "Bearer …" }').optional(),
     callers: callersSchema.optional(),
     timeout: positiveNumber.optional(),
+    sandbox: z.boolean({ error: expected('true or false') }).optional(),
   };
 
   const mcpServerSchema = tomlTable(mcpServerShape)
@@ -113,7 +116,11 @@ function buildSchemas(): ConfigFileSchemas {
       }
     })
     .transform((table): McpServerConfig => {
-      const common = { ...(table.callers ? { callers: table.callers } : {}), ...(table.timeout === undefined ? {} : { timeout: table.timeout }) };
+      const common = {
+        ...(table.callers ? { callers: table.callers } : {}),
+        ...(table.timeout === undefined ? {} : { timeout: table.timeout }),
+        ...(table.sandbox === undefined ? {} : { sandbox: table.sandbox }),
+      };
       if (table.url !== undefined) return { url: table.url, ...(table.headers ? { headers: table.headers } : {}), ...common };
       return { command: table.command ?? '', ...(table.args ? { args: table.args } : {}), ...(table.env ? { env: table.env } : {}), ...common };
     });
@@ -174,6 +181,17 @@ function buildSchemas(): ConfigFileSchemas {
     return info;
   });
 
+  const sandboxShape = {
+    mode: z.enum(SANDBOX_MODE_NAMES, { error: expected('"workspace-write", "read-only" or "off"') }).optional(),
+    writable: stringArray().optional(),
+    deny_read: stringArray().optional(),
+    network: z
+      .union([z.boolean(), z.array(z.string().regex(/^[A-Za-z0-9.*-]+(:\d+)?$/))], {
+        error: expected('true, false, or an array of host names such as ["registry.npmjs.org"]'),
+      })
+      .optional(),
+  };
+
   /** One configuration file, keys as written. */
   const fileShape = {
     tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
@@ -184,6 +202,7 @@ function buildSchemas(): ConfigFileSchemas {
     mcp: tomlTable(mcpShape).optional(),
     brief_tools_above_tokens: nonNegativeInt.optional(),
     hide_tools_above_tokens: nonNegativeInt.optional(),
+    sandbox: tomlTable(sandboxShape).optional(),
   };
 
   /** One configuration file, with its keys as `ConfigFile` names them. */
@@ -206,6 +225,7 @@ function buildSchemas(): ConfigFileSchemas {
     model: Object.keys(MODEL_KEYS),
     mcp: Object.keys(mcpShape),
     mcpServer: Object.keys(mcpServerShape),
+    sandbox: Object.keys(sandboxShape),
   };
   return { file, knownKeys };
 }

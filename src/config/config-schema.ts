@@ -55,6 +55,8 @@ export interface CommandToolConfig {
   timeout?: number;
   /** Working folder, relative to the workspace (`~/` expanded). Absent: the workspace. */
   cwd?: string;
+  /** `false`: runs outside the session's sandbox (honoured from the user's file only). Absent: inside. */
+  sandbox?: boolean;
 }
 
 /** What every MCP server table may say besides how to reach the server. */
@@ -63,6 +65,8 @@ interface McpServerCommon {
   callers?: ('direct' | 'program')[];
   /** Seconds one call may take. Absent: 60. */
   timeout?: number;
+  /** `false`: a stdio server runs outside the session's sandbox (honoured from the user's file only). */
+  sandbox?: boolean;
 }
 
 /** An MCP server fence starts as a subprocess and speaks to over its stdin and stdout. */
@@ -148,4 +152,34 @@ export interface ConfigFile {
   briefToolsAboveTokens?: number;
   /** See `DEFAULT_HIDE_TOOLS_ABOVE_TOKENS`. */
   hideToolsAboveTokens?: number;
+  /** The `[sandbox]` table, keys as written. */
+  sandbox?: SandboxFileConfig;
+}
+
+/** How strict each sandbox mode is: a project may choose a stricter one than the user's, not a looser one. */
+export const SANDBOX_MODE_NAMES = ['off', 'workspace-write', 'read-only'] as const;
+
+/** One file's `[sandbox]` table. */
+export interface SandboxFileConfig {
+  mode?: (typeof SANDBOX_MODE_NAMES)[number];
+  /** Paths writable besides the workspace: absolute, `~/…`, or relative to the workspace. */
+  writable?: string[];
+  /** Paths neither read nor written besides the defaults. */
+  deny_read?: string[];
+  /** `true`: the network is on; a list: only these hosts; `false` (the default): off. */
+  network?: boolean | string[];
+}
+
+/**
+ * The sandbox the files ask for, merged: the user's file sets it, and a project's `fence.toml`
+ * can only narrow it (a stricter mode, more denied paths, fewer hosts). What a project asked
+ * for and did not get is in `ignored`, one line each, for the user to see.
+ */
+export interface SandboxConfig {
+  /** Absent: the default, `workspace-write` where the machine can sandbox. */
+  mode?: (typeof SANDBOX_MODE_NAMES)[number];
+  writable: string[];
+  denyRead: string[];
+  network: boolean | string[];
+  ignored: string[];
 }

@@ -14,6 +14,9 @@ import {
   type ConfigFile,
   type McpServerConfig,
   type PtcConfig,
+  SANDBOX_MODE_NAMES,
+  type SandboxConfig,
+  type SandboxFileConfig,
 } from './config-schema';
 import { configHome } from './paths';
 import { writeTomlKey } from './toml-value';
@@ -29,6 +32,7 @@ export {
   type McpServerConfig,
   type McpStdioServerConfig,
   type PtcConfig,
+  type SandboxConfig,
 } from './config-schema';
 
 /** The name of a project's configuration file, at the top of its workspace. */
@@ -65,6 +69,8 @@ export interface FenceConfig {
    * sets it: `DEFAULT_HIDE_TOOLS_ABOVE_TOKENS`.
    */
   hideToolsAboveTokens?: number;
+  /** The sandbox the files ask for (see `SandboxConfig`: a project can only narrow the user's). */
+  sandbox: SandboxConfig;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
 }
@@ -145,16 +151,74 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
 export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources'> {
   const briefToolsAboveTokens = project.briefToolsAboveTokens ?? user.briefToolsAboveTokens;
   const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
+  const sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
+  const projectTools = insideSandbox(project.tools, 'tools', sandbox.ignored);
+  const projectServers = insideSandbox(project.mcpServers, 'mcp.servers', sandbox.ignored);
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
-    tools: { ...user.tools, ...project.tools },
+    tools: { ...user.tools, ...projectTools },
     policy: [...(project.policy ?? []), ...(user.policy ?? [])],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
-    mcpServers: { ...user.mcpServers, ...project.mcpServers },
+    mcpServers: { ...user.mcpServers, ...projectServers },
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
+    sandbox,
   };
+}
+
+/**
+ * The sandbox of the user's `[sandbox]` table, narrowed by the project's: a project's mode is
+ * taken when it is stricter, its denied paths are added, and its hosts kept when the user's
+ * setting allows them. A project cannot loosen it: a cloned repository must not be able to
+ * turn the sandbox off, add writable paths or open the network. What it asked for in vain is
+ * said in `ignored`.
+ */
+function mergeSandbox(user: SandboxFileConfig, project: SandboxFileConfig): SandboxConfig {
+  const ignored: string[] = [];
+  const strictness = (mode: SandboxFileConfig['mode']) => SANDBOX_MODE_NAMES.indexOf(mode ?? 'workspace-write');
+  let mode = user.mode;
+  if (project.mode !== undefined) {
+    if (strictness(project.mode) >= strictness(user.mode)) mode = project.mode;
+    else ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] mode = "${project.mode}" ignored: a project can make the sandbox stricter, not looser (set it in your own config.toml, or use --sandbox)`);
+  }
+  if (project.writable?.length) {
+    ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] writable ignored: only your own config.toml can add writable paths`);
+  }
+  const userNetwork = user.network ?? false;
+  let network = userNetwork;
+  if (project.network !== undefined) {
+    const wanted = project.network;
+    if (wanted === false) network = false;
+    else if (userNetwork === true) network = wanted;
+    else if (userNetwork === false || wanted === true) {
+      ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] network ignored: a project cannot open more of the network than your own config.toml does`);
+    } else {
+      network = wanted.filter((host) => userNetwork.includes(host));
+      const refused = wanted.filter((host) => !userNetwork.includes(host));
+      if (refused.length > 0) ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] network: ${refused.join(', ')} ignored: not among the hosts your own config.toml allows`);
+    }
+  }
+  return {
+    ...(mode === undefined ? {} : { mode }),
+    writable: [...(user.writable ?? [])],
+    denyRead: [...(user.deny_read ?? []), ...(project.deny_read ?? [])],
+    network,
+    ignored,
+  };
+}
+
+/** A project's tools or servers with `sandbox = false` taken back (noted in `ignored`): only the user's file can take one out. */
+function insideSandbox<T extends { sandbox?: boolean }>(entries: Record<string, T> | undefined, table: string, ignored: string[]): Record<string, T> {
+  const kept: Record<string, T> = {};
+  for (const [name, entry] of Object.entries(entries ?? {})) {
+    if (entry.sandbox === false) {
+      const { sandbox: _outside, ...inside } = entry;
+      kept[name] = inside as T;
+      ignored.push(`${PROJECT_CONFIG_FILE}: ${table}.${writeTomlKey(name)}.sandbox = false ignored: it runs inside the sandbox (only your own config.toml can take a tool out)`);
+    } else kept[name] = entry;
+  }
+  return kept;
 }
 
 /** A name `[mcp.servers.<name>]` takes. */
@@ -217,6 +281,7 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 2 && path[0] === 'models') return configFileSchemas().knownKeys.model;
   if (path.length === 1 && path[0] === 'mcp') return configFileSchemas().knownKeys.mcp;
   if (path.length === 3 && path[0] === 'mcp' && path[1] === 'servers') return configFileSchemas().knownKeys.mcpServer;
+  if (path.length === 1 && path[0] === 'sandbox') return configFileSchemas().knownKeys.sandbox;
   return undefined;
 }
 

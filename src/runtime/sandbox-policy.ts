@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -51,6 +51,21 @@ export const PROTECTED_IN_WORKSPACE: readonly string[] = ['fence.toml', '.fence'
 export function protectedPaths(workspace: string, gitExists: boolean): string[] {
   const names = gitExists ? PROTECTED_IN_WORKSPACE : PROTECTED_IN_WORKSPACE.filter((name) => !name.startsWith('.git/')).concat('.git');
   return names.map((name) => join(workspace, name));
+}
+
+/**
+ * The protected paths of `workspace` as it is now: with a `.git` folder, its hooks and config;
+ * with a `.git` file (a worktree or submodule, pointing at a git folder elsewhere), that file,
+ * which could otherwise be pointed at hooks the model wrote; with neither, `.git` itself.
+ */
+export function workspaceProtectedPaths(workspace: string): string[] {
+  let gitFolder = false;
+  try {
+    gitFolder = statSync(join(workspace, '.git')).isDirectory();
+  } catch {
+    // No .git: protected whole, as a .git file is.
+  }
+  return protectedPaths(workspace, gitFolder);
 }
 
 /** Whether `path` is `root` or inside it (both absolute and normalised). */
