@@ -29,6 +29,13 @@ function buildProgram(): Command {
       ]),
     )
     .addOption(
+      new Option('--sandbox <mode>', 'the OS sandbox around what the model runs: writes in the workspace only (workspace-write, the default), no writes (read-only), or none (off)').choices([
+        'workspace-write',
+        'read-only',
+        'off',
+      ]),
+    )
+    .addOption(
       new Option('--tool-format <format>', 'how the model writes tool calls: code blocks, XML, or the provider\'s native tool calls (default: markdown, or tool_format in the config)').choices([
         'markdown',
         'xml',

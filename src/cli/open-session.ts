@@ -10,10 +10,12 @@ import { PythonToolBridge } from '../ptc/python-bridge';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
+import type { SandboxMode } from '../runtime/sandbox-policy';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { startMcpServers } from './mcp-servers';
+import { describeSandbox, openSessionSandbox } from './session-sandbox';
 import { startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
 
@@ -55,12 +57,30 @@ export async function openSession(options: {
   keepFiles?: boolean;
   /** The session's shell, started before in the workspace (see `startShellForCommand`); else started here. */
   shell?: StartingShell;
+  /** `--sandbox`, when given (see `openSessionSandbox`). */
+  sandboxMode?: SandboxMode;
 }): Promise<OpenSession> {
-  const id = options.resume ?? options.name ?? newSessionId();
-  // The shell is a built-in tool of every session: one started for another folder is not this session's.
-  const given = options.shell?.cwd === options.workspace ? options.shell : undefined;
-  const shell = given ?? startShell(options.workspace);
+  // The shell is a built-in tool of every session: one started for another folder, or for another session, is not this one's.
+  const given = options.shell?.cwd === options.workspace && (options.resume === undefined || options.shell.sessionId === undefined) ? options.shell : undefined;
+  const id = options.resume ?? given?.sessionId ?? options.name ?? newSessionId();
   if (options.shell && !given) await options.shell.close();
+  // The chat may have put the terminal in raw mode already, where a line needs its carriage return.
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
+  let shell = given;
+  if (!shell) {
+    const chosen = openSessionSandbox({
+      ...(options.sandboxMode ? { mode: options.sandboxMode } : {}),
+      config: options.config.sandbox,
+      workspace: options.workspace,
+      fenceHome: options.home,
+      sessionId: id,
+      auto: options.auto === true,
+    });
+    if ('error' in chosen) throw new Error(chosen.error);
+    shell = startShell(options.workspace, chosen.sandbox, chosen.warning ? { warning: chosen.warning } : {});
+  }
+  if (shell.warning) warn(shell.warning);
+  for (const line of options.config.sandbox.ignored) warn(`fence: ${line}`);
   let mcp: Awaited<ReturnType<typeof startMcpServers>>;
   try {
     mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
@@ -68,8 +88,6 @@ export async function openSession(options: {
     await shell.close();
     throw error;
   }
-  // The chat may have put the terminal in raw mode already, where a line needs its carriage return.
-  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
   for (const problem of mcp.problems) warn(`fence: ${problem}`);
   try {
     return openWithTools(options, id, shell, mcp.tools, mcp.close, warn);
@@ -96,7 +114,13 @@ function openWithTools(
   const { rules, eligible } = toolset;
   const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto);
   const registry = new ToolRegistry(tools);
-  const info = { model: options.modelId, workspace: options.workspace, toolFormat: options.format ?? 'markdown', tools: tools.map((t) => t.name) };
+  const info = {
+    model: options.modelId,
+    workspace: options.workspace,
+    toolFormat: options.format ?? 'markdown',
+    tools: tools.map((t) => t.name),
+    sandbox: describeSandbox(shell.sandbox),
+  };
   let store: SessionStore;
   if (options.resume) {
     store = SessionStore.open(options.home, options.resume);
@@ -130,13 +154,19 @@ function openWithTools(
     signal: options.signal,
     bash: shell.get,
     python: () => startPython(),
+    sandbox: shell.sandbox.policy,
     ...(options.confirm ? { confirm: options.confirm } : {}),
     ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
   };
   const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), traceSession);
   const startPython = async (): Promise<PythonCells> => {
     kernel ??= import('../runtime/python-kernel').then(({ PythonKernel }) =>
-      PythonKernel.start({ cwd: options.workspace, onToolCall: bridge.call, toolNames: bridge.toolNames }),
+      PythonKernel.start({
+        cwd: options.workspace,
+        onToolCall: bridge.call,
+        toolNames: bridge.toolNames,
+        ...(shell.sandbox.kind === 'none' ? {} : { sandbox: shell.sandbox }),
+      }),
     );
     const started = await kernel;
     return {

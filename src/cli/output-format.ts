@@ -50,6 +50,8 @@ export interface SessionStart {
   tool_format: ToolFormat;
   tools: string[];
   cwd: string;
+  /** The OS sandbox the session's commands run in: `workspace-write (bubblewrap)`, `off`, … (see `describeSandbox`). */
+  sandbox: string;
 }
 
 /** The lines of stream-json, each one JSON object; every line names its session. */
@@ -139,7 +141,7 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
   return {
     start(info) {
       sessionId = info.session_id;
-      emit({ type: 'init', session_id: info.session_id, model: info.model, tool_format: info.tool_format, tools: [...info.tools], cwd: info.cwd });
+      emit({ type: 'init', session_id: info.session_id, model: info.model, tool_format: info.tool_format, tools: [...info.tools], cwd: info.cwd, sandbox: info.sandbox });
     },
     event(event) {
       for (const line of linesFor(event)) emit(line);

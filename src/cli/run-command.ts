@@ -7,6 +7,7 @@ import { newSessionNameProblem, readSession } from '../conversation/session-stor
 import { modelInfo } from '../llm/model-info';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
+import type { SandboxMode } from '../runtime/sandbox-policy';
 import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { openSession } from './open-session';
@@ -39,6 +40,8 @@ export interface PromptCommandOptions {
    * (`-r` alone) for the latest session of the workspace.
    */
   resume?: string | true;
+  /** `--sandbox`: the OS sandbox's mode, over the configuration's. */
+  sandbox?: SandboxMode;
 }
 
 /** The prompt of a resumed run when none is given. */
@@ -105,6 +108,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           signal,
           confirm,
           keepFiles: true,
+          ...(options.sandbox ? { sandboxMode: options.sandbox } : {}),
           ...(shell ? { shell } : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(resumeId ? { resume: resumeId.id } : {}),
@@ -143,6 +147,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       format,
       auto: options.auto,
       ...(resumeId ? { resume: resumeId.id } : {}),
+      ...(options.sandbox ? { sandboxMode: options.sandbox } : {}),
       ...(shell ? { shell } : {}),
       signal: controller.signal,
     });
@@ -160,6 +165,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     tool_format: format,
     tools: session.registry.tools.map((tool) => tool.name),
     cwd: workspace.path,
+    sandbox: session.store.info.sandbox ?? 'off',
   });
   const progress = createProgressRenderer(err);
   const onEvent = (event: AgentEvent) => {

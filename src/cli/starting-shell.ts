@@ -1,41 +1,73 @@
+import { loadConfig } from '../config/config';
+import { fenceHome } from '../config/paths';
+import { newSessionId } from '../conversation/session-store';
 import { BashSession } from '../runtime/bash-session';
+import { noSandbox, offPolicy, type OsSandbox } from '../runtime/os-sandbox';
+import type { SandboxMode } from '../runtime/sandbox-policy';
+import { openSessionSandbox } from './session-sandbox';
 import { resolveWorkspace } from './workspace';
 
 /**
  * A session's shell from the moment it is spawned: `get` gives it once it is ready for
- * commands, `close` stops it, started or not (see `BashSession.close`).
+ * commands, `close` stops it, started or not (see `BashSession.close`), and then its sandbox.
  */
 export interface StartingShell {
   /** The folder bash started in. */
   readonly cwd: string;
+  /** The OS sandbox bash runs in, which the session's other processes share; closed with the shell. */
+  readonly sandbox: OsSandbox;
+  /** The id of the session this shell was started for, when it was started before the session. */
+  readonly sessionId?: string;
+  /** A line for the user about the sandbox (none could be had, a setting was ignored). */
+  readonly warning?: string;
   get(): Promise<BashSession>;
   close(options?: { waitForExit?: boolean }): Promise<void>;
 }
 
 /**
- * Starts bash in `cwd`: the process is spawned before this returns (see `BashSession.start`),
- * so it starts up while the caller goes on. A failed start is kept: each `get` rejects with
- * it, which the shell tool reports.
+ * Starts bash in `cwd`, inside `sandbox` (none: a sandbox that is off): the process is spawned
+ * before this returns (see `BashSession.start`), so it starts up while the caller goes on. A
+ * failed start is kept: each `get` rejects with it, which the shell tool reports.
  */
-export function startShell(cwd: string): StartingShell {
-  const started = BashSession.start({ cwd });
+export function startShell(cwd: string, sandbox?: OsSandbox, extra: { sessionId?: string; warning?: string } = {}): StartingShell {
+  const own = sandbox ?? noSandbox(offPolicy(cwd));
+  const started = BashSession.start({ cwd, ...(own.kind === 'none' ? {} : { sandbox: own }) });
   started.catch(() => undefined);
   return {
     cwd,
+    sandbox: own,
+    ...extra,
     get: () => started,
-    close: async (options) => (await started.catch(() => undefined))?.close(options),
+    close: async (options) => {
+      await (await started.catch(() => undefined))?.close(options);
+      own.close();
+    },
   };
 }
 
 /**
  * The shell of the session a prompt command opens, started as soon as the command line is read,
  * so that bash is up by the time a model that answers at once asks for it: in the workspace
- * the command line names (the current folder by default). None when a session is resumed
- * without `-w` (its workspace is read from the session) or when the folder is unusable (the
- * command reports that itself).
+ * the command line names (the current folder by default), in the sandbox the command line and
+ * the configuration ask for, for a session whose id is chosen here. None when a session is
+ * resumed (its workspace and id are read from the session), or when the folder, the
+ * configuration or the sandbox is unusable (the command reports that itself).
  */
-export function startShellForCommand(options: { workspace?: string; resume?: string | true }): StartingShell | undefined {
-  if (options.resume !== undefined && options.workspace === undefined) return undefined;
+export function startShellForCommand(options: { workspace?: string; resume?: string | true; name?: string; sandbox?: SandboxMode; auto?: boolean }): StartingShell | undefined {
+  if (options.resume !== undefined) return undefined;
   const workspace = resolveWorkspace(options.workspace);
-  return 'path' in workspace ? startShell(workspace.path) : undefined;
+  if (!('path' in workspace)) return undefined;
+  const loaded = loadConfig({ workspace: workspace.path, env: process.env });
+  if ('error' in loaded) return undefined;
+  const sessionId = options.name ?? newSessionId();
+  const chosen = openSessionSandbox({
+    ...(options.sandbox ? { mode: options.sandbox } : {}),
+    config: loaded.config.sandbox,
+    workspace: workspace.path,
+    fenceHome: fenceHome(),
+    sessionId,
+    auto: options.auto === true,
+  });
+  if ('error' in chosen) return undefined;
+  return startShell(workspace.path, chosen.sandbox, { sessionId, ...(chosen.warning ? { warning: chosen.warning } : {}) });
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
@@ -296,12 +296,25 @@ function keyPath(path: readonly PropertyKey[]): string {
     .join('');
 }
 
-/** The file's text; undefined when it does not exist; the error when it cannot be read. */
+/**
+ * The file's text; undefined when it does not exist; the error when it cannot be read. An
+ * empty folder in its place counts as no file: it is what a session's sandbox puts there to
+ * keep the model from writing one (see `sandboxMounts`), and what a crash leaves behind.
+ */
 function readIfExists(path: string): string | undefined | { code: string } {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    if (code === 'EISDIR' && isEmptyFolder(path)) return undefined;
     return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : { code };
+  }
+}
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0;
+  } catch {
+    return false;
   }
 }

@@ -15,6 +15,8 @@ export interface SessionInfo {
   createdAt: string;
   /** The session this one was forked from. */
   forkedFrom?: string;
+  /** The OS sandbox its commands ran in, as the user was told (`workspace-write (bubblewrap)`, `off`, …). */
+  sandbox?: string;
 }
 
 /** A log line that takes back the `undo` messages before it (see `SessionStore.undo`). */
@@ -26,6 +28,14 @@ interface UndoRecord {
 const SESSION_FILE = 'session.json';
 const LOG_FILE = 'conversation.jsonl';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * The folder of a session's full tool outputs. It may be made before the session (an OS
+ * sandbox mounts it readable at spawn); a session exists once its `session.json` does.
+ */
+export function sessionOutputsDir(home: string, id: string): string {
+  return join(home, 'sessions', id, 'tool-outputs');
+}
 
 /** Makes a sortable, unique session id: `20261129-201500-a1b2c3`. */
 export function newSessionId(now: Date = new Date()): string {
@@ -78,12 +88,13 @@ export class SessionStore {
     try {
       mkdirSync(dir);
     } catch (error) {
-      if (errorCode(error) === 'EEXIST') throw new Error(takenName(info.id));
-      throw error;
+      // A folder without session.json is no session yet: the sandbox made its outputs folder ahead (see `sessionOutputsDir`).
+      if (errorCode(error) !== 'EEXIST' || existsSync(join(dir, SESSION_FILE))) throw errorCode(error) === 'EEXIST' ? new Error(takenName(info.id)) : error;
     }
     const lock = acquireSessionLock(dir);
     try {
-      mkdirSync(join(dir, 'tool-outputs'));
+      if (existsSync(join(dir, SESSION_FILE))) throw new Error(takenName(info.id));
+      mkdirSync(join(dir, 'tool-outputs'), { recursive: true });
       const full: SessionInfo = { ...info, createdAt: new Date().toISOString() };
       writeInfo(dir, full);
       return new SessionStore(dir, full, { messages: [], undone: [] }, lock);

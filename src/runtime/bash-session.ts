@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { IPty } from 'node-pty';
+import type { OsSandbox } from './os-sandbox';
 import { CommandCapture } from './command-output';
 import { findTerminalReader, terminalOf } from './input-wait';
 import { killForegroundJob, killSession, killSessionNow, signalProcess } from './process-tree';
@@ -13,6 +14,7 @@ import {
   checkSyntax,
   commandLine,
   makeTempDir,
+  makeTempDirNow,
   markerCommands,
   newNonce,
   ptyOptions,
@@ -68,6 +70,11 @@ export interface BashSessionOptions {
    * beyond it the head and the tail are kept and the dropped middle is counted.
    */
   maxOutputBytes?: number;
+  /**
+   * The OS sandbox bash runs in (see `OsSandbox`): bash and everything it starts are inside
+   * it, and a bash started anew is too. Absent: bash runs as fence does.
+   */
+  sandbox?: Pick<OsSandbox, 'wrap'>;
 }
 
 export interface BashRunOptions {
@@ -203,12 +210,15 @@ export class BashSession {
     // node-pty is a native addon kept out of the bundle: loaded only when a shell is needed.
     const { spawn } = loadNodePty();
     const session = new BashSession(spawn, options, shellEnvironment(options.env));
+    // In a sandbox the command file's folder is mounted into it, so it must exist before bash does.
+    const early = options.sandbox ? makeTempDirNow() : undefined;
+    if (early) session.commandFile = join(early, 'command.sh');
     const started = session.startShell();
     // Awaited below, after the temp dir: a failure that comes first must not count as unhandled.
     started.catch(() => undefined);
     let dir: string;
     try {
-      dir = await makeTempDir();
+      dir = early ?? (await makeTempDir());
     } catch (error) {
       await started.then((shell) => session.killShell(shell)).catch(() => undefined);
       throw error;
@@ -437,7 +447,11 @@ export class BashSession {
 
   private async startShell(): Promise<Shell> {
     if (this.closing) throw new Error('BashSession is closed');
-    const pty = this.spawn('bash', [...BASH_ARGS], ptyOptions(this.options.cwd, this.env));
+    const { cwd, sandbox } = this.options;
+    // bash reads each command from the command file, which only fence writes: mounted read-only.
+    const binds = this.commandFile ? [{ path: dirname(this.commandFile), writable: false }] : [];
+    const line = sandbox ? sandbox.wrap('bash', BASH_ARGS, { cwd, binds }) : { command: 'bash', args: [...BASH_ARGS] };
+    const pty = this.spawn(line.command, line.args, ptyOptions(cwd, this.env));
     let markExited!: () => void;
     const exited = new Promise<void>((resolve) => (markExited = resolve));
     const shell: Shell = { pty, exit: undefined, exited, terminal: undefined };

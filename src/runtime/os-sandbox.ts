@@ -100,7 +100,12 @@ function namespaceArgs(network: boolean): string[] {
   return ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', ...(network ? [] : ['--unshare-net']), '--cap-drop', 'ALL'];
 }
 
-/** A session without a sandbox: commands run as they are. */
+/** The rules of a sandbox that is off: everything may be touched. */
+export function offPolicy(workspace: string): SandboxPolicy {
+  return { mode: 'off', workspace, writable: [workspace], denied: [], readable: [], protected: [], network: true };
+}
+
+/** A session without a sandbox: commands run as they are, and `policy` binds only the file tools. */
 export function noSandbox(policy: SandboxPolicy): OsSandbox {
   return { kind: 'none', policy, wrap: (command, args) => ({ command, args: [...args] }), close: () => undefined };
 }
@@ -162,6 +167,7 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
     folders.placeholders.push(...made);
     args.push('--ro-bind', folders.empty, path);
   }
+  const hidden: string[] = [];
   for (const path of policy.denied) {
     let stat;
     try {
@@ -169,10 +175,14 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
     } catch {
       continue;
     }
-    if (stat.isDirectory()) args.push('--tmpfs', path, '--remount-ro', path);
-    else args.push('--ro-bind', '/dev/null', path);
+    if (stat.isDirectory()) {
+      args.push('--tmpfs', path);
+      hidden.push(path);
+    } else args.push('--ro-bind', '/dev/null', path);
   }
+  // The exceptions' mount points are made in the empty folders, which become read-only after.
   for (const path of policy.readable) if (existsSync(path)) args.push('--ro-bind', path, path);
+  for (const path of hidden) args.push('--remount-ro', path);
   return args;
 }
 

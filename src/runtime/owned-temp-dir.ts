@@ -1,3 +1,4 @@
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,16 @@ import { join } from 'node:path';
  */
 export async function makeOwnedTempDir(prefix: string): Promise<string> {
   const [dir] = await Promise.all([mkdtemp(join(tmpdir(), `${prefix}${process.pid}-`)), removeStaleTempDirs(prefix)]);
+  return dir;
+}
+
+/**
+ * `makeOwnedTempDir`, with the folder made before this returns; the folders of dead processes
+ * are removed in the background.
+ */
+export function makeOwnedTempDirNow(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${prefix}${process.pid}-`));
+  void removeStaleTempDirs(prefix);
   return dir;
 }
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
+import type { OsSandbox } from './os-sandbox';
 import { CellOutput } from './cell-output';
 import { kernelEnvironment, kernelScript, makeKernelTempDir, resolveInterpreter } from './python-launch';
 
@@ -60,6 +61,8 @@ export interface PythonKernelOptions {
   onToolCall?: (name: string, args: Record<string, unknown>) => Promise<unknown>;
   /** Host tools to define in the kernel's namespace: `name(**kwargs)` and `tools.name(**kwargs)`. */
   toolNames?: readonly string[];
+  /** The OS sandbox the kernel runs in, with its temp folder mounted writable (see `OsSandbox`). Absent: none. */
+  sandbox?: Pick<OsSandbox, 'wrap'>;
 }
 
 export interface CellRunOptions {
@@ -245,8 +248,11 @@ export class PythonKernel {
   private async startProcess(): Promise<KernelProcess> {
     if (this.closing) throw new Error('PythonKernel is closed');
     const config = JSON.stringify({ tools: this.options.toolNames ?? [] });
-    const child = spawn(this.interpreter, ['-u', kernelScript(), config], {
-      cwd: this.options.cwd,
+    const args = ['-u', kernelScript(), config];
+    const { cwd, sandbox } = this.options;
+    const line = sandbox ? sandbox.wrap(this.interpreter, args, { cwd, binds: [{ path: this.tempDir, writable: true }] }) : { command: this.interpreter, args };
+    const child = spawn(line.command, line.args, {
+      cwd,
       env: kernelEnvironment(this.options.env, this.tempDir),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       // A process group of its own: SIGINT and the final kill reach the cell's child processes too.

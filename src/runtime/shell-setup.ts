@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { stripTerminalCodes } from './command-output';
-import { makeOwnedTempDir } from './owned-temp-dir';
+import { makeOwnedTempDir, makeOwnedTempDirNow } from './owned-temp-dir';
 
 /**
  * How fence's bash is set up and how a command is handed to it: the environment, the line
@@ -20,6 +20,11 @@ const TEMP_PREFIX = 'fence-bash-';
  */
 export async function makeTempDir(): Promise<string> {
   return makeOwnedTempDir(TEMP_PREFIX);
+}
+
+/** `makeTempDir`, the folder made before this returns (the clean-up of old ones goes on after). */
+export function makeTempDirNow(): string {
+  return makeOwnedTempDirNow(TEMP_PREFIX);
 }
 
 /**

@@ -25,7 +25,7 @@ function collect() {
   return { writer, raw, lines };
 }
 
-const start: SessionStart = { session_id: 's1', model: 'anthropic/claude-test', tool_format: 'markdown', tools: ['shell', 'read', 'save'], cwd: '/repo' };
+const start: SessionStart = { session_id: 's1', model: 'anthropic/claude-test', tool_format: 'markdown', tools: ['shell', 'read', 'save'], cwd: '/repo', sandbox: 'workspace-write (bubblewrap)' };
 
 const summary: RunSummary = {
   result: 'There are 2 files.',
@@ -364,7 +364,7 @@ describe('stream-json of a real run', () => {
       onEvent: (event) => writer.event(event),
     });
 
-    writer.start({ session_id: 'run-1', model: modelId, tool_format: 'tool', tools: ['read', 'save'], cwd: rig.workspace });
+    writer.start({ session_id: 'run-1', model: modelId, tool_format: 'tool', tools: ['read', 'save'], cwd: rig.workspace, sandbox: 'off' });
     const outcome = await agent.run('Save a.txt.');
     writer.result({
       result: outcome.status === 'done' ? outcome.answer : '',

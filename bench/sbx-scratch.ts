@@ -1,0 +1,33 @@
+import { mkdirSync, mkdtempSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BashSession } from '../src/runtime/bash-session';
+import { bubblewrapSandbox, sandboxSupport } from '../src/runtime/os-sandbox';
+import { workspaceProtectedPaths, type SandboxPolicy } from '../src/runtime/sandbox-policy';
+import { PythonKernel } from '../src/runtime/python-kernel';
+const root = mkdtempSync('/tmp/prof/sbx/r-');
+const home = join(root, 'home'); const ws = join(root, 'ws');
+mkdirSync(join(home, '.ssh'), { recursive: true }); writeFileSync(join(home, '.ssh', 'id'), 'SECRET');
+mkdirSync(join(ws, '.git', 'hooks'), { recursive: true }); writeFileSync(join(ws, '.git', 'config'), '[core]\n');
+const support = sandboxSupport(); console.log(support);
+if (support.kind !== 'bubblewrap') process.exit(1);
+const policy: SandboxPolicy = { mode: 'workspace-write', workspace: ws, writable: [ws], denied: [join(home, '.ssh')], readable: [], protected: workspaceProtectedPaths(ws), network: false };
+const sb = bubblewrapSandbox(policy, support.path);
+const t0 = performance.now();
+const bash = await BashSession.start({ cwd: ws, sandbox: sb });
+console.log('start ms', (performance.now() - t0).toFixed(1));
+for (const c of ['echo hi; pwd; id', 'cd sub 2>&1; mkdir -p sub && cd sub && pwd', 'pwd; X=5', 'echo $X', `cat ${home}/.ssh/id; ls -la ${home}/.ssh`, `echo pwn > ${root}/outside.txt`, 'echo a > fence.toml; ls -la', 'echo x > ../.git/hooks/pre-commit; echo y >> ../.git/config', `kill -9 ${process.pid}; echo killed-rc=$?`, 'ps -e | head', 'curl -sS http://127.0.0.1:1 2>&1 | head -1; getent hosts example.com || echo nodns', 'echo tmp > /tmp/t && cat /tmp/t && echo $TMPDIR', 'sleep 100 & disown; setsid sleep 200 & echo bg']) {
+  const r = await bash.run(c, { timeoutMs: 5000 });
+  console.log('$', c, '\n', r.output.trim(), '| exit', r.exitCode);
+}
+const t1 = performance.now();
+for (let i = 0; i < 20; i++) await bash.run('true');
+console.log('round trip ms', ((performance.now() - t1) / 20).toFixed(2));
+const w = bash.run('read -p "name? " n; echo got $n', { inputWaitMs: 300 });
+const r1 = await w; console.log('waiting:', r1.waitingForInput, r1.output);
+const r2 = await bash.sendInput('bob'); console.log('answered:', r2.output.trim());
+const py = await PythonKernel.start({ cwd: ws, sandbox: sb });
+const cell = await py.run(`import os\nprint(os.getpid(), open('${home}/.ssh/id').read() if os.path.exists('${home}/.ssh/id') else 'no ssh')\ntry:\n  open('${root}/py-out.txt','w').write('x')\nexcept Exception as e: print('write refused', e)\nopen('/tmp/py.txt','w').write('shared')`);
+console.log('python:', JSON.stringify(cell.output ?? cell));
+const r3 = await bash.run('cat /tmp/py.txt'); console.log('shared tmp:', r3.output);
+await py.close(); await bash.close(); sb.close();
+console.log('outside exists:', existsSync(join(root, 'outside.txt')), 'fence.toml:', existsSync(join(ws, 'fence.toml')), 'hooks:', existsSync(join(ws, '.git/hooks/pre-commit')), readFileSync(join(ws, '.git/config'), 'utf8'));

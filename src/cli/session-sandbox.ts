@@ -1,0 +1,79 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { SandboxConfig } from '../config/config';
+import { configHome } from '../config/paths';
+import { sessionOutputsDir } from '../conversation/session-store';
+import { bubblewrapSandbox, noSandbox, sandboxSupport, type OsSandbox } from '../runtime/os-sandbox';
+import { DENIED_IN_HOME, workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
+
+/** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
+export interface SessionSandboxOptions {
+  /** `--sandbox`, when given. */
+  mode?: SandboxMode;
+  config: SandboxConfig;
+  workspace: string;
+  /** fence's data folder (`$FENCE_HOME`): denied, but for the session's saved outputs. */
+  fenceHome: string;
+  /** The session's id: its saved tool outputs stay readable. */
+  sessionId: string;
+  /** An autonomous run: it refuses to start without a sandbox unless the sandbox was turned off on purpose. */
+  auto?: boolean;
+  env?: NodeJS.ProcessEnv;
+  home?: string;
+}
+
+/** The session's sandbox, and a line for the user when it is not what they asked for; or why the run cannot start. */
+export type SessionSandbox = { sandbox: OsSandbox; warning?: string } | { error: string };
+
+/**
+ * The sandbox of a new session. The mode is `--sandbox`, else the configuration's, else
+ * `workspace-write`. Where the machine cannot sandbox, the session goes on without one and
+ * `warning` says so and how to fix it, except an `--auto` run, which has nobody watching: it
+ * refuses to start unless the sandbox was turned off on purpose (`--sandbox off`, or
+ * `mode = "off"` in the user's configuration).
+ */
+export function openSessionSandbox(options: SessionSandboxOptions): SessionSandbox {
+  const mode = options.mode ?? options.config.mode ?? 'workspace-write';
+  const policy = sessionPolicy({ ...options, mode });
+  if (mode === 'off') return { sandbox: noSandbox(policy) };
+  const support = sandboxSupport(options.env);
+  if (support.kind === 'none') {
+    if (options.auto) {
+      return { error: `no OS sandbox: ${support.reason}. To fix it: ${support.fix}. An --auto run needs one; give --sandbox off to run it without (the model then has your full access)` };
+    }
+    return { sandbox: noSandbox(policy), warning: `fence: no OS sandbox (${support.reason}): commands run with your full access. To fix it: ${support.fix}; --sandbox off silences this` };
+  }
+  mkdirSync(sessionOutputsDir(options.fenceHome, options.sessionId), { recursive: true });
+  const warning = Array.isArray(policy.network)
+    ? `fence: [sandbox] network lists hosts, but this version of fence cannot allow single hosts yet: the network is off in the sandbox`
+    : undefined;
+  return { sandbox: bubblewrapSandbox(policy, support.path), ...(warning ? { warning } : {}) };
+}
+
+/**
+ * The rules of a session's sandbox: the workspace and the user's `writable` paths are
+ * writable; keys, credentials, fence's data (but for this session's outputs) and fence's
+ * configuration folder are denied, with the configuration's `deny_read`; fence's
+ * configuration and git's hooks and config in the workspace are protected.
+ */
+export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMode }): SandboxPolicy {
+  const home = options.home ?? homedir();
+  const workspace = resolve(options.workspace);
+  const place = (path: string) => (path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : isAbsolute(path) ? resolve(path) : resolve(workspace, path));
+  return {
+    mode: options.mode,
+    workspace,
+    writable: [workspace, ...options.config.writable.map(place)],
+    denied: [...DENIED_IN_HOME.map((path) => join(home, path)), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)],
+    readable: [sessionOutputsDir(resolve(options.fenceHome), options.sessionId)],
+    protected: existsSync(workspace) ? workspaceProtectedPaths(workspace) : [],
+    network: options.config.network,
+  };
+}
+
+/** How a session's sandbox is named to the user and in its log: `workspace-write (bubblewrap)`, `off`, `none available`. */
+export function describeSandbox(sandbox: OsSandbox): string {
+  if (sandbox.policy.mode === 'off') return 'off';
+  return sandbox.kind === 'none' ? `${sandbox.policy.mode}, but none available` : `${sandbox.policy.mode} (${sandbox.kind})`;
+}
