@@ -1,10 +1,10 @@
-import { realpathSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 /**
  * What the processes a session starts, and the file tools, may touch: the OS sandbox's rules
- * as data, with every path absolute. `pathAccess` answers for one path; `os-sandbox.ts` turns
- * the same rules into mounts.
+ * as data, with every path absolute and normalised (as `resolve` gives it). `pathAccess`
+ * answers for one path; `os-sandbox.ts` turns the same rules into mounts.
  */
 
 /** `workspace-write` (the default), `read-only`, or `off`. */
@@ -68,10 +68,14 @@ export function workspaceProtectedPaths(workspace: string): string[] {
   return protectedPaths(workspace, gitFolder);
 }
 
-/** Whether `path` is `root` or inside it (both absolute and normalised). */
+/**
+ * Whether `path` is `root` or inside it (both absolute and normalised, as `resolve` gives
+ * them). A comparison of strings, no more: walks ask it for every file and every path of the
+ * policy.
+ */
 export function isWithin(path: string, root: string): boolean {
-  const inside = relative(root, path);
-  return inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside));
+  if (!path.startsWith(root)) return false;
+  return path.length === root.length || path[root.length] === sep || root.endsWith(sep);
 }
 
 /**
@@ -90,57 +94,130 @@ export function lexicalAccess(policy: SandboxPolicy, absolute: string): PathAcce
 
 const RANK: Record<PathAccess, number> = { none: 0, read: 1, write: 2 };
 
+/** The stricter of two accesses. */
+function stricterAccess(a: PathAccess, b: PathAccess): PathAccess {
+  return RANK[a] <= RANK[b] ? a : b;
+}
+
 /**
  * What `policy` allows at `absolute`, judged both by the path as written and by where its
  * links lead (the stricter wins): a link in the workspace to `~/.ssh/id_ed25519` reads as
  * denied, one to `~/.bashrc` as read-only. A path that does not exist yet is judged by the
  * real path of its nearest existing folder, so a new file under a linked folder counts as
- * where the link leads.
+ * where the link leads, and a dangling link as where it points. The policy's own paths count
+ * both as written and as their real paths (see `withRealPaths`), so a denied `~/.ssh` that is
+ * itself a link, or a workspace behind a linked `/home`, is still recognised.
  */
 export function pathAccess(policy: SandboxPolicy, absolute: string): PathAccess {
-  const written = lexicalAccess(policy, absolute);
-  if (policy.mode === 'off' || written === 'none') return written;
-  const real = lexicalAccess(policy, realPathOf(resolve(absolute)));
-  return RANK[real] < RANK[written] ? real : written;
-}
-
-/** The real path of `path`, or of its nearest existing ancestor with the rest appended. */
-export function realPathOf(path: string): string {
-  const rest: string[] = [];
-  let current = path;
-  for (;;) {
-    try {
-      return join(realpathSync(current), ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return path;
-      rest.push(current.slice(parent.length).replace(/^[/\\]+/, ''));
-      current = parent;
-    }
-  }
+  if (policy.mode === 'off') return 'write';
+  const resolved = withRealPaths(policy);
+  const written = lexicalAccess(resolved, absolute);
+  if (written === 'none') return written;
+  return stricterAccess(written, lexicalAccess(resolved, realPathOf(resolve(absolute))));
 }
 
 /**
+ * `policy` with each of its paths (writable, denied, readable, protected) listed both as
+ * written and as its real path, when they differ: what a real path is to be judged against.
+ * Reads the file system (one `realPathOf` per path); a walk over many files makes it once.
+ */
+export function withRealPaths(policy: SandboxPolicy): SandboxPolicy {
+  const both = (paths: readonly string[]) => [...new Set(paths.flatMap((path) => [resolve(path), realPathOf(resolve(path))]))];
+  return { ...policy, writable: both(policy.writable), denied: both(policy.denied), readable: both(policy.readable), protected: both(policy.protected) };
+}
+
+/** Links followed for one path before giving up, as the kernel's own limit (ELOOP). */
+const MAX_LINK_HOPS = 40;
+
+/**
+ * The real path of `path` (absolute): every link on it resolved. For a path that does not
+ * exist, the real path of its nearest existing ancestor with the rest appended; a dangling
+ * link on the way is followed to where it points, as writing through it would (a new file
+ * created through a link to `/elsewhere/new.txt` lands there). Never throws.
+ */
+export function realPathOf(path: string): string {
+  let pending = resolve(path);
+  for (let hops = 0; hops <= MAX_LINK_HOPS; hops += 1) {
+    const rest: string[] = [];
+    let current = pending;
+    for (;;) {
+      const real = tryRealPath(current);
+      if (real !== undefined) return join(real, ...rest.reverse());
+      const target = tryReadLink(current);
+      if (target !== undefined) {
+        // A link whose target is missing: go on from its target, read against the link's real folder as the kernel does.
+        const folder = dirname(current);
+        pending = join(resolve(tryRealPath(folder) ?? folder, target), ...rest.reverse());
+        break;
+      }
+      const parent = dirname(current);
+      if (parent === current) return pending;
+      rest.push(basename(current));
+      current = parent;
+    }
+  }
+  return pending;
+}
+
+function tryRealPath(path: string): string | undefined {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function tryReadLink(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Most extra writable paths a refusal names; the others are counted. */
+const NAMED_WRITABLE = 3;
+
+/**
  * Why a write to `shown` is refused, for the model; undefined when it is allowed. Names the
- * rule, so the model can write elsewhere instead of retrying.
+ * rule and what to do instead, so the model does not retry the same write another way.
  */
 export function writeRefusal(policy: SandboxPolicy, absolute: string, shown: string): string | undefined {
   const access = pathAccess(policy, absolute);
   if (access === 'write') return undefined;
-  const real = realPathOf(resolve(absolute));
-  const where = real !== resolve(absolute) ? ` (it leads to ${real})` : '';
-  if (access === 'none') return `${shown}${where} is denied by the sandbox: it can be neither read nor written.`;
-  if (policy.protected.some((root) => isWithin(resolve(absolute), root) || isWithin(real, root))) {
-    return `${shown}${where} is protected by the sandbox: fence's configuration, .fence/ and git's hooks and config stay read-only. Change them yourself outside fence if they must change.`;
+  const path = resolve(absolute);
+  const real = realPathOf(path);
+  const named = `${shown}${real !== path ? ` (it leads to ${real})` : ''}`;
+  if (access === 'none') return `${named} cannot be read or written: the sandbox denies it (${DENIED_KINDS}). Work without it, or ask the user for what you need.`;
+  if (policy.mode === 'read-only') return `${named} cannot be written: the sandbox is read-only in this session, so no file can be changed. Describe the change to the user instead.`;
+  const guard = withRealPaths(policy).protected.find((root) => isWithin(path, root) || isWithin(real, root));
+  if (guard !== undefined && basename(guard) === '.git') {
+    return `${named} cannot be written: the workspace has no git repository, and one made inside the sandbox could run hooks outside it later. Ask the user to create it (git init) outside fence.`;
   }
-  if (policy.mode === 'read-only') return `${shown}${where} cannot be written: the sandbox is read-only in this session.`;
-  return `${shown}${where} is outside the folders the sandbox lets this session write (the workspace${policy.writable.length > 1 ? ' and [sandbox] writable' : ''}). Write inside the workspace instead.`;
+  if (guard !== undefined) {
+    return `${named} is protected by the sandbox: fence.toml, .fence/ and git's hooks and config stay read-only. If it must change, tell the user what to change.`;
+  }
+  return `${named} cannot be written: the sandbox lets this session write only in ${writableNames(policy)}. Write there instead.`;
 }
 
 /** Why reading `shown` is refused, for the model; undefined when it is allowed. */
 export function readRefusal(policy: SandboxPolicy, absolute: string, shown: string): string | undefined {
   if (pathAccess(policy, absolute) !== 'none') return undefined;
-  const real = realPathOf(resolve(absolute));
-  const where = real !== resolve(absolute) ? ` (it leads to ${real})` : '';
-  return `${shown}${where} is denied by the sandbox (keys, credentials and fence's own data are not readable in a session).`;
+  const path = resolve(absolute);
+  const real = realPathOf(path);
+  const named = `${shown}${real !== path ? ` (it leads to ${real})` : ''}`;
+  return `${named} cannot be read: the sandbox denies it (${DENIED_KINDS}). Work without it, or ask the user for what you need.`;
+}
+
+/** What the denied paths are, in a refusal. */
+const DENIED_KINDS = "keys, credentials, fence's own data and the paths the user denied stay out of reach";
+
+/** `the workspace`, `the workspace and /data/cache`: where writes go, for a refusal. */
+function writableNames(policy: SandboxPolicy): string {
+  const workspace = resolve(policy.workspace);
+  const others = policy.writable.map((root) => resolve(root)).filter((root) => root !== workspace);
+  const names = ['the workspace', ...others.slice(0, NAMED_WRITABLE)];
+  if (others.length > NAMED_WRITABLE) names.push(`${others.length - NAMED_WRITABLE} more [sandbox] writable paths`);
+  const last = names.pop() as string;
+  return names.length === 0 ? last : `${names.join(', ')} and ${last}`;
 }

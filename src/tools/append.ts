@@ -43,12 +43,12 @@ export const appendTool = defineTool({
   mutating: true,
   resource: pathResource,
   preview: ({ path, content }, ctx) =>
-    previewFileChange(ctx.workspace, path, (existing) => {
+    previewFileChange(ctx, path, (existing) => {
       const before = existing?.toString('utf8') ?? '';
       return content === '' ? { error: 'the content is empty: nothing to append' } : { after: before + appendedText(before, content).added };
     }),
   async execute({ path, content }, ctx) {
-    return runOnFile(ctx.workspace, path, async (file) => {
+    return runOnFile(ctx, path, 'write', async (file) => {
       if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };
       const existing = await readIfExists(file.absolute);
       if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'append adds to text files only');

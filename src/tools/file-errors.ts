@@ -1,22 +1,27 @@
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import type { ToolResult } from './define-tool';
+import type { ToolContext, ToolResult } from './define-tool';
+import { boundaryRefusal, type FileUse } from './file-boundary';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, locateFile, type WorkspaceFile } from './workspace-path';
 
 /**
- * Runs a file tool's body on the file `path` names, turning the failures the model can act
- * on into error results: a `ToolInputError` (bad path, bad input) and the usual file-system
- * errors (missing file, no permission, a folder where a file was expected, …), each named
- * with the workspace-relative path. A missing path is reported with similarly named entries
- * of its folder, when there are any. Any other error is a bug and is rethrown.
+ * Runs a file tool's body on the file `path` names, once the session's sandbox allows the tool
+ * to `use` it (see `boundaryRefusal`: a refusal is the error result, and the body never runs),
+ * turning the failures the model can act on into error results: a `ToolInputError` (bad path,
+ * bad input) and the usual file-system errors (missing file, no permission, a folder where a
+ * file was expected, …), each named with the workspace-relative path. A missing path is
+ * reported with similarly named entries of its folder, when there are any. Any other error is
+ * a bug and is rethrown.
  */
 export async function runOnFile(
-  workspace: string,
+  ctx: Pick<ToolContext, 'workspace' | 'sandbox'>,
   path: string,
+  use: FileUse,
   body: (file: WorkspaceFile) => Promise<ToolResult>,
 ): Promise<ToolResult> {
+  const { workspace } = ctx;
   let file: WorkspaceFile;
   try {
     file = locateFile(workspace, path);
@@ -24,6 +29,8 @@ export async function runOnFile(
     if (error instanceof ToolInputError) return { output: error.message, isError: true };
     throw error;
   }
+  const refusal = boundaryRefusal(ctx, file, use);
+  if (refusal !== undefined) return { output: refusal, isError: true };
   try {
     return await body(file);
   } catch (error) {

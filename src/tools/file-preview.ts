@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import type { ToolPreview } from './define-tool';
+import type { ToolContext, ToolPreview } from './define-tool';
+import { boundaryRefusal } from './file-boundary';
 import { isBinary, plural, readIfExists } from './text-file';
 import { ToolInputError } from './tool-error';
 import { locateFile } from './workspace-path';
@@ -8,21 +9,25 @@ import { locateFile } from './workspace-path';
  * The preview of a file tool's call: the file's text now and after the call, as `change`
  * computes it from the current bytes (undefined for a missing file) — the same computation the
  * tool's `execute` makes, so what a person approves is what gets written. A path that cannot be
- * read, a binary file, a file that is not UTF-8 text, or a change that would fail gives a `note` instead.
- * Reads only; never throws for a file-system failure.
+ * read, a binary file, a file that is not UTF-8 text, or a change that would fail gives a
+ * `note` instead; so does a path the session's sandbox does not let the tool write (the note is
+ * the refusal the call will get, and the file is not read). Reads only; never throws for a
+ * file-system failure.
  */
 export async function previewFileChange(
-  workspace: string,
+  ctx: Pick<ToolContext, 'workspace' | 'sandbox'>,
   path: string,
   change: (existing: Buffer | undefined) => { after: string } | { error: string },
 ): Promise<ToolPreview> {
   let file;
   try {
-    file = locateFile(workspace, path);
+    file = locateFile(ctx.workspace, path);
   } catch (error) {
     if (error instanceof ToolInputError) return { kind: 'note', text: error.message };
     throw error;
   }
+  const refusal = boundaryRefusal(ctx, file, 'write');
+  if (refusal !== undefined) return { kind: 'note', text: refusal };
   let existing: Buffer | undefined;
   try {
     existing = await readIfExists(file.absolute);

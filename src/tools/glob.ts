@@ -1,8 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext } from './define-tool';
+import { walkBoundary } from './file-boundary';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { resolveWorkspacePath } from './workspace-path';
@@ -17,15 +18,20 @@ export const SKIPPED_FOLDERS: readonly string[] = ['node_modules', '.git'];
  * The files under `cwd` that `pattern` matches, as `/`-separated paths relative to `cwd`,
  * sorted by code unit. Hidden entries (a name starting with `.`) match only where the pattern
  * spells the dot; folders of `SKIPPED_FOLDERS` are skipped unless a segment of the pattern
- * names them; symbolic links are not followed, so a search never leaves `cwd` through one and
- * never loops, and nothing outside `cwd` is ever returned. A folder name alone matches nothing
- * (write `src/**`). Never checks access.
+ * names them; the paths of `leftOut` (relative to `cwd`, `/`-separated), folders or files,
+ * are neither entered nor listed; the symbolic links met on the walk are neither listed nor
+ * followed, so a search never loops, and no path outside `cwd` is ever returned. A link on
+ * the pattern's fixed leading part (`linked/*`, or `cwd` itself) is where the walk starts,
+ * though: the files under it are inside `cwd` as written, not always as real paths. A folder
+ * name alone matches nothing (write `src/**`). Never checks access.
  */
-export async function findFiles(cwd: string, pattern: string, signal?: AbortSignal): Promise<string[]> {
+export async function findFiles(cwd: string, pattern: string, signal?: AbortSignal, leftOut: readonly string[] = []): Promise<string[]> {
   // Loaded on first use: tinyglobby sets up its matcher when loaded, which every session would pay for.
-  const { glob: matchFiles } = await import('tinyglobby');
+  const { glob: matchFiles, escapePath } = await import('tinyglobby');
   const segments = pattern.split('/');
-  const ignore = SKIPPED_FOLDERS.filter((folder) => !segments.includes(folder)).map((folder) => `**/${folder}/**`);
+  const ignore = SKIPPED_FOLDERS.filter((folder) => !segments.includes(folder))
+    .map((folder) => `**/${folder}/**`)
+    .concat(leftOut.map((path) => `${escapePath(path)}/**`));
   const found = await matchFiles(pattern, {
     cwd,
     dot: false,
@@ -68,7 +74,9 @@ export function compareCodeUnits(a: string, b: string): number {
  * `glob`: lists the workspace's files that match a glob pattern (`src/**\/*.ts`,
  * `*.{md,txt}`), as sorted workspace-relative paths, at most `GLOB_LIMIT` of them (the count
  * of the others is given). Files the caller may not read (`ctx.canAccess('read', resource)`,
- * the resource as `workspaceResource` gives it) are left out and counted. Folders are never
+ * the resource as `workspaceResource` gives it) are left out and counted; files the session's
+ * sandbox denies are left out silently, and its denied folders are not entered (see
+ * `walkBoundary`), also when the pattern leads through a link. Folders are never
  * listed, only files. `value` is the array of paths. The call's own `resource` is the pattern.
  * It never reads or writes a file's content.
  */
@@ -98,7 +106,10 @@ export const globTool = defineTool({
       if (error instanceof ToolInputError) return { output: error.message, isError: true };
       throw error;
     }
-    const found = await findFiles(ctx.workspace, relative, ctx.signal);
+    const boundary = walkBoundary(ctx, ctx.workspace);
+    const walked = await findFiles(ctx.workspace, relative, ctx.signal, boundary?.leftOut);
+    // What the sandbox denies is left out without a word, as if it were not there (the shell sees no more).
+    const found = boundary ? walked.filter((path) => boundary.shows(join(ctx.workspace, path))) : walked;
     const { canAccess } = ctx;
     const allowed = canAccess ? found.filter((path) => canAccess('read', workspaceResource(ctx.workspace, path))) : found;
     const refused = found.length - allowed.length;

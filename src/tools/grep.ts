@@ -1,8 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext, type ToolResult } from './define-tool';
+import { walkBoundary, type WalkBoundary } from './file-boundary';
 import { binaryFileRefusal, runOnFile } from './file-errors';
 import { compareCodeUnits, findFiles } from './glob';
 import { isBinary, plural } from './text-file';
@@ -66,9 +67,11 @@ export function compileGrepPattern(pattern: string): RegExp {
  * inside them, symbolic links not followed); binary files and files over
  * `GREP_FILE_LIMIT_BYTES` are skipped; files the caller may not read
  * (`ctx.canAccess('read', resource)`, the resource as `workspaceResource` gives it) are left
- * out. The call's own `resource` is the searched path, given the same way. At most
- * `GREP_MATCH_LIMIT` lines are listed and each is cut to `GREP_LINE_CHARS`. `value` holds the
- * same matches as objects. It never writes anything.
+ * out and counted; what the session's sandbox denies is refused when named as `path`, and
+ * otherwise left out silently, its folders not entered (see `walkBoundary`). The call's own
+ * `resource` is the searched path, given the same way. At most `GREP_MATCH_LIMIT` lines are
+ * listed and each is cut to `GREP_LINE_CHARS`. `value` holds the same matches as objects. It
+ * never writes anything.
  */
 export const grepTool = defineTool({
   name: 'grep',
@@ -97,7 +100,7 @@ export const grepTool = defineTool({
       if (error instanceof ToolInputError) return { output: error.message, isError: true };
       throw error;
     }
-    return runOnFile(ctx.workspace, searchPath(path), async (root) => {
+    return runOnFile(ctx, searchPath(path), 'read', async (root) => {
       const info = await stat(root.absolute);
       if (info.isFile()) {
         const refusal = await refuseSingleFile(root, info.size);
@@ -105,12 +108,16 @@ export const grepTool = defineTool({
         return report(regex, root, await searchFiles(regex, [root], ctx));
       }
       if (!info.isDirectory()) return { output: `${root.shown} is neither a file nor a folder`, isError: true };
-      const found = await findFiles(root.absolute, '**', ctx.signal);
-      const files = found.map((relative) => {
+      const boundary = walkBoundary(ctx, root.absolute);
+      const found = await findFiles(root.absolute, '**', ctx.signal, boundary?.leftOut);
+      const files: WorkspaceFile[] = [];
+      for (const relative of found) {
         const absolute = join(root.absolute, relative);
-        return { absolute, shown: displayPath(ctx.workspace, absolute) };
-      });
-      return report(regex, root, await searchFiles(regex, files, ctx));
+        // What the sandbox denies is left out without a word, as if it were not there (the shell sees no more).
+        if (boundary && !boundary.shows(absolute)) continue;
+        files.push({ absolute, shown: displayPath(ctx.workspace, absolute) });
+      }
+      return report(regex, root, await searchFiles(regex, files, ctx, boundary));
     });
   },
 });
@@ -129,7 +136,7 @@ async function refuseSingleFile(file: WorkspaceFile, size: number): Promise<Tool
   return undefined;
 }
 
-async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: ToolContext): Promise<SearchTally> {
+async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: ToolContext, boundary?: WalkBoundary): Promise<SearchTally> {
   const tally: SearchTally = { matches: [], more: 0, searched: 0, refused: 0, binary: 0, large: 0 };
   const ordered = [...files].sort((a, b) => compareCodeUnits(a.shown, b.shown));
   for (const file of ordered) {
@@ -138,7 +145,7 @@ async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: 
       tally.refused += 1;
       continue;
     }
-    const text = await readSearchable(file, tally, ctx.signal);
+    const text = await readSearchable(file, tally, ctx.signal, boundary);
     if (text === undefined) continue;
     tally.searched += 1;
     searchText(regex, file.shown, text, tally);
@@ -146,11 +153,19 @@ async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: 
   return tally;
 }
 
-/** The file's text, or `undefined` (counted in `tally`) when it is too large, binary or gone. */
-async function readSearchable(file: WorkspaceFile, tally: SearchTally, signal: AbortSignal): Promise<string | undefined> {
+/**
+ * The file's text, or `undefined` (counted in `tally`) when it is too large, binary or gone,
+ * or (silently) when it is a link the sandbox does not let the search follow.
+ */
+async function readSearchable(file: WorkspaceFile, tally: SearchTally, signal: AbortSignal, boundary?: WalkBoundary): Promise<string | undefined> {
   let bytes: Buffer;
   try {
-    const info = await stat(file.absolute);
+    // The walk lists no links; should one be there all the same, where it leads is judged before it is read.
+    let info = await lstat(file.absolute);
+    if (info.isSymbolicLink()) {
+      if (boundary && !boundary.followsLink(file.absolute)) return undefined;
+      info = await stat(file.absolute);
+    }
     if (info.size > GREP_FILE_LIMIT_BYTES) {
       tally.large += 1;
       return undefined;

@@ -56,7 +56,7 @@ export const patchTool = defineTool({
   mutating: true,
   resource: pathResource,
   preview: ({ path, patch }, ctx) =>
-    previewFileChange(ctx.workspace, path, (existing) => {
+    previewFileChange(ctx, path, (existing) => {
       const parsed = parsePatch(patch);
       if (!parsed.ok) return { error: parsed.error };
       const decoded = existing?.toString('utf8') ?? '';
@@ -65,7 +65,7 @@ export const patchTool = defineTool({
       return applied.ok ? { after: bom + applied.text } : { error: applied.error };
     }),
   async execute({ path, patch }, ctx) {
-    return runOnFile(ctx.workspace, path, async (file) => {
+    return runOnFile(ctx, path, 'write', async (file) => {
       const parsed = parsePatch(patch);
       if (!parsed.ok) return { output: parsed.error, isError: true };
       const existing = await readIfExists(file.absolute);

@@ -35,7 +35,7 @@ export const readTool = defineTool({
   resource: pathResource,
   returns: 'string | string[]',
   async execute({ path }, ctx) {
-    return runOnFile(ctx.workspace, path, async (file) => {
+    return runOnFile(ctx, path, 'read', async (file) => {
       const info = await stat(file.absolute);
       if (info.isDirectory()) return listFolder(file);
       if (!info.isFile()) return { output: `${file.shown} is not a regular file`, isError: true };

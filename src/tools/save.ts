@@ -42,9 +42,9 @@ export const saveTool = defineTool({
   callers: ['direct'],
   mutating: true,
   resource: pathResource,
-  preview: ({ path, content }, ctx) => previewFileChange(ctx.workspace, path, (existing) => ({ after: savedText(existing, content) })),
+  preview: ({ path, content }, ctx) => previewFileChange(ctx, path, (existing) => ({ after: savedText(existing, content) })),
   async execute({ path, content }, ctx) {
-    return runOnFile(ctx.workspace, path, async (file) => {
+    return runOnFile(ctx, path, 'write', async (file) => {
       const existing = await readIfExists(file.absolute);
       if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'save replaces text files only');
       const text = savedText(existing, content);
