@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { SandboxConfig } from '../config/config';
 import { configHome } from '../config/paths';
 import { sessionOutputsDir } from '../conversation/session-store';
@@ -44,11 +44,39 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
     }
     return { sandbox: noSandbox(policy), warning: `fence: no OS sandbox (${support.reason}): commands run with your full access. To fix it: ${support.fix}; --sandbox off silences this` };
   }
-  mkdirSync(sessionOutputsDir(options.fenceHome, options.sessionId), { recursive: true });
+  // Mounted readable at spawn, so made now; taken back on close if the session never started.
+  const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
+  const made = mkdirSync(outputs, { recursive: true });
+  const sandbox = bubblewrapSandbox(policy, support.path);
   const warning = Array.isArray(policy.network)
     ? `fence: [sandbox] network lists hosts, but this version of fence cannot allow single hosts yet: the network is off in the sandbox`
     : undefined;
-  return { sandbox: bubblewrapSandbox(policy, support.path), ...(warning ? { warning } : {}) };
+  return {
+    sandbox: {
+      ...sandbox,
+      close() {
+        sandbox.close();
+        if (made !== undefined) removeIfNeverStarted(outputs, made);
+      },
+    },
+    ...(warning ? { warning } : {}),
+  };
+}
+
+/**
+ * Removes the outputs folder made ahead for a session, and the folders made with it, when the
+ * session never started (it has no `session.json`) and nothing was written there.
+ */
+function removeIfNeverStarted(outputs: string, firstMade: string): void {
+  const session = dirname(outputs);
+  if (existsSync(join(session, 'session.json'))) return;
+  for (let path = outputs; path.length >= firstMade.length; path = dirname(path)) {
+    try {
+      rmdirSync(path);
+    } catch {
+      return;
+    }
+  }
 }
 
 /**

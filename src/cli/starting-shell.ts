@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
-import { newSessionId } from '../conversation/session-store';
+import { newSessionId, newSessionNameProblem } from '../conversation/session-store';
 import { BashSession } from '../runtime/bash-session';
 import { noSandbox, offPolicy, type OsSandbox } from '../runtime/os-sandbox';
 import type { SandboxMode } from '../runtime/sandbox-policy';
@@ -59,6 +59,8 @@ export function startShellForCommand(options: { workspace?: string; resume?: str
   if (!('path' in workspace)) return undefined;
   const loaded = loadConfig({ workspace: workspace.path, env: process.env });
   if ('error' in loaded) return undefined;
+  // A name the command will refuse is not used to make any folder.
+  if (options.name !== undefined && newSessionNameProblem(fenceHome(), options.name)) return undefined;
   const sessionId = options.name ?? newSessionId();
   const chosen = openSessionSandbox({
     ...(options.sandbox ? { mode: options.sandbox } : {}),

@@ -223,7 +223,7 @@ export class SessionStore {
  */
 export function newSessionNameProblem(home: string, name: string): string | undefined {
   if (!ID_PATTERN.test(name)) return invalidName(name);
-  return existsSync(join(home, 'sessions', name)) ? takenName(name) : undefined;
+  return existsSync(join(home, 'sessions', name, SESSION_FILE)) ? takenName(name) : undefined;
 }
 
 function checkId(id: string): void {

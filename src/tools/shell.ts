@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_INPUT_WAIT_MS, NOTHING_WAITING, type BashRunResult } from '../runtime/bash-session';
+import type { SandboxPolicy } from '../runtime/sandbox-policy';
 import { defineTool, type ToolResult } from './define-tool';
 import { seconds } from './prompt-text';
 
@@ -88,13 +89,38 @@ export function createShellTool(options: ShellToolOptions = {}) {
       const timeoutMs = parsed.timeoutMs ?? defaultTimeoutMs;
       const runOptions = { timeoutMs, inputWaitMs, signal: ctx.signal };
       const result = parsed.input ? await bash.sendInput(command, runOptions) : await bash.run(command, runOptions);
-      return describeResult(result, timeoutMs, inputWaitMs);
+      return describeResult(result, timeoutMs, inputWaitMs, ctx.sandbox);
     },
   });
 }
 
+/** What a refusal of the OS sandbox looks like in a failed command's output. */
+const REFUSED_WRITE = /Read-only file system|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/\S*)?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted)/m;
+const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
+
+/**
+ * Notes for a command that failed the way the sandbox makes commands fail, so the model learns
+ * the rule once instead of retrying: writes outside the writable paths, to the protected ones,
+ * and the network when it is off.
+ */
+function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined): string[] {
+  if (!sandbox || sandbox.mode === 'off') return [];
+  const notes: string[] = [];
+  if (REFUSED_WRITE.test(output)) {
+    notes.push(
+      sandbox.mode === 'read-only'
+        ? 'Note: this session runs in a read-only sandbox: commands cannot write files (but in /tmp). Say what you would change instead.'
+        : 'Note: fence runs commands in a sandbox that lets them write only inside the workspace and /tmp; fence.toml, .fence/ and git\'s hooks and config stay read-only (an empty folder holds the place of one that does not exist). Write inside the workspace instead, or ask the user.',
+    );
+  }
+  if (sandbox.network !== true && NO_NETWORK.test(output)) {
+    notes.push('Note: the sandbox has no network in this session. Work offline, or ask the user to allow it ([sandbox] network in their config.toml).');
+  }
+  return notes;
+}
+
 /** The model's view of a run: the output, then the exit code and plain notes on what happened. */
-function describeResult(result: BashRunResult, timeoutMs: number, inputWaitMs: number): ToolResult {
+function describeResult(result: BashRunResult, timeoutMs: number, inputWaitMs: number, sandbox?: SandboxPolicy): ToolResult {
   const value = { output: result.output, exitCode: result.exitCode, ...(result.waitingForInput ? { waitingForInput: true } : {}) };
   if (result.nothingWaiting && result.output === NOTHING_WAITING && result.exitCode === null) {
     return { output: 'Nothing is waiting for input, so nothing was typed. Run commands without the `input` option.', value, isError: true, details: result };
@@ -121,6 +147,7 @@ function describeResult(result: BashRunResult, timeoutMs: number, inputWaitMs: n
     );
   }
   if (result.droppedBytes > 0) notes.push(`${result.droppedBytes} bytes of output were dropped from the middle.`);
+  if (result.exitCode !== 0) notes.push(...sandboxNotes(result.output, sandbox));
   const status = result.exitCode === null ? '' : `Exit code ${result.exitCode}.`;
   // A prompt keeps its trailing space: it shows where the answer goes.
   const text = result.waitingForInput ? result.output : result.output.replace(/\n+$/, '');

@@ -75,7 +75,7 @@ describe('stream-json writer', () => {
     writer.result(summary);
 
     expect(lines()).toEqual([
-      { type: 'init', session_id: 's1', model: 'anthropic/claude-test', tool_format: 'markdown', tools: ['shell', 'read', 'save'], cwd: '/repo' },
+      { type: 'init', session_id: 's1', model: 'anthropic/claude-test', tool_format: 'markdown', tools: ['shell', 'read', 'save'], cwd: '/repo', sandbox: 'workspace-write (bubblewrap)' },
       { type: 'retry', session_id: 's1', attempt: 2, delay_ms: 1000, reason: 'HTTP 529 from anthropic: Overloaded' },
       { type: 'retry', session_id: 's1', attempt: 3, delay_ms: 2000, reason: 'connection to anthropic failed: socket hang up', restart: true },
       {

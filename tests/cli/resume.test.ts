@@ -230,7 +230,8 @@ describe('a run stopped during a shell command, then --resume', () => {
     cli.server.reply((r) => r.text('```shell\nmkdir -p sub && cd sub && export MARK=set\n```\n'));
     cli.server.reply((r) => r.text('```python\nkept = 41\n```\n'));
     cli.server.reply((r) => r.text('```shell\ntouch started; sleep 30; echo done > slept.txt\n```\n'));
-    const first = startFence(['-n', '--name', 'stopped', ...args, 'work in sub']);
+    // Outside the sandbox, `$!` is a pid this test can look up (a sandbox's dies with its namespace, see tests/cli/sandbox.test.ts).
+    const first = startFence(['-n', '--name', 'stopped', '--sandbox', 'off', ...args, 'work in sub']);
     await waitForFile(join(sub, 'started'));
     const background = Number(readFileSync(join(cli.dirs.workspace, 'bg.pid'), 'utf8'));
     if (how === 'SIGTERM') first.kill('SIGTERM');

@@ -393,6 +393,9 @@ max_output_tokens = 64000
   it('says when a file exists but cannot be read', async () => {
     const { workspace, env } = dirs();
     await mkdir(join(workspace, 'fence.toml'), { recursive: true });
+    // An empty folder is what a sandbox holds the place of a missing fence.toml with: no file.
+    expect(loadConfig({ workspace, env })).toMatchObject({ config: { sources: [] } });
+    await writeFile(join(workspace, 'fence.toml', 'inside'), '');
     expect(loadConfig({ workspace, env })).toEqual({ error: 'fence.toml: cannot be read (EISDIR)' });
     if (process.getuid?.() !== 0) {
       await mkdir(join(env.XDG_CONFIG_HOME, 'fence'), { recursive: true });
