@@ -5,6 +5,7 @@ import type { FenceConfig } from '../config/config';
 import { BUILTIN_TOOL_NAMES, OCCASIONAL_TOOL_NAMES, type McpServerConfig } from '../config/config-schema';
 import { fenceHome } from '../config/paths';
 import type { McpConnection, McpConnectionOptions, McpToolInfo } from '../runtime/mcp-connection';
+import type { OsSandbox } from '../runtime/os-sandbox';
 import type { ToolSpec } from '../tools/define-tool';
 
 /** How long a server's listed tools are taken from the cache before it is asked again. */
@@ -58,7 +59,12 @@ interface CachedTools {
  * rewritten (the session goes on with the tools it began with). Never throws: a server that
  * fails has `error`. The SDK is loaded only when a server is started.
  */
-export async function connectMcpServers(servers: Record<string, McpServerConfig>, cwd: string, cache: McpCacheOptions = {}): Promise<McpServerStart[]> {
+export async function connectMcpServers(
+  servers: Record<string, McpServerConfig>,
+  cwd: string,
+  cache: McpCacheOptions = {},
+  sandbox?: Pick<OsSandbox, 'wrap'>,
+): Promise<McpServerStart[]> {
   const entries = Object.entries(servers);
   const now = cache.now ?? Date.now;
   return Promise.all(
@@ -71,11 +77,11 @@ export async function connectMcpServers(servers: Record<string, McpServerConfig>
       };
       const cached = file && !cache.refresh ? readCache(file, now()) : undefined;
       if (cached) {
-        connection = lazyConnection({ name, config, cwd, onToolsChanged });
+        connection = lazyConnection({ name, config, cwd, onToolsChanged, ...(sandbox ? { sandbox } : {}) });
         return { name, config, connection, listed: cached, cached: true };
       }
       const { McpConnection } = await import('../runtime/mcp-connection');
-      connection = new McpConnection({ name, config, cwd, onToolsChanged });
+      connection = new McpConnection({ name, config, cwd, onToolsChanged, ...(sandbox ? { sandbox } : {}) });
       const listed = await connection.listTools();
       if (!listed.ok) return { name, config, connection, error: listed.error };
       if (file) writeCache(file, { listedAt: now(), tools: listed.tools });
@@ -99,8 +105,8 @@ export interface McpServers {
  * `createMcpTools`). A server that fails is left out with a line in `problems`
  * (`MCP server finance did not start: …`), as is a tool whose fence name another tool has.
  */
-export async function startMcpServers(config: FenceConfig, cwd: string, cache: McpCacheOptions = {}): Promise<McpServers> {
-  const started = await connectMcpServers(config.mcpServers, cwd, cache);
+export async function startMcpServers(config: FenceConfig, cwd: string, cache: McpCacheOptions = {}, sandbox?: Pick<OsSandbox, 'wrap'>): Promise<McpServers> {
+  const started = await connectMcpServers(config.mcpServers, cwd, cache, sandbox);
   const problems: string[] = [];
   const tools: ToolSpec[] = [];
   const taken = new Set<string>([...BUILTIN_TOOL_NAMES, ...OCCASIONAL_TOOL_NAMES, ...Object.keys(config.tools)]);

@@ -83,7 +83,7 @@ export async function openSession(options: {
   for (const line of options.config.sandbox.ignored) warn(`fence: ${line}`);
   let mcp: Awaited<ReturnType<typeof startMcpServers>>;
   try {
-    mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') });
+    mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') }, shell.sandbox.kind === 'none' ? undefined : shell.sandbox);
   } catch (error) {
     await shell.close();
     throw error;
@@ -155,6 +155,7 @@ function openWithTools(
     bash: shell.get,
     python: () => startPython(),
     sandbox: shell.sandbox.policy,
+    ...(shell.sandbox.kind === 'none' ? {} : { sandboxCommand: shell.sandbox.wrap }),
     ...(options.confirm ? { confirm: options.confirm } : {}),
     ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
   };

@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/config-schema';
+import type { OsSandbox } from './os-sandbox';
 
 /** Seconds a call (and start-up, and listing) may take when the server's config names no `timeout`. */
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 60;
@@ -46,6 +47,8 @@ export interface McpConnectionOptions {
   cwd: string;
   /** Told when the server says its list of tools changed (MCP's `notifications/tools/list_changed`). */
   onToolsChanged?: () => void;
+  /** The session's OS sandbox: a stdio server runs inside it unless its entry says `sandbox = false`. */
+  sandbox?: Pick<OsSandbox, 'wrap'>;
 }
 
 /** Variables a stdio server gets from fence's environment; anything else only from its `env` table. */
@@ -99,6 +102,7 @@ export class McpConnection {
   readonly name: string;
   private readonly config: McpServerConfig;
   private readonly cwd: string;
+  private readonly sandbox: Pick<OsSandbox, 'wrap'> | undefined;
   private readonly timeoutMs: number;
   private readonly startTimeoutMs: number;
   private attempt: Promise<{ live: Live } | { error: string }> | undefined;
@@ -112,6 +116,7 @@ export class McpConnection {
     this.config = options.config;
     this.cwd = options.cwd;
     this.onToolsChanged = options.onToolsChanged;
+    this.sandbox = options.config.sandbox === false ? undefined : options.sandbox;
     this.timeoutMs = (options.config.timeout ?? DEFAULT_MCP_TIMEOUT_SECONDS) * 1000;
     this.startTimeoutMs = Math.max(this.timeoutMs, MIN_START_TIMEOUT_MS);
   }
@@ -221,9 +226,11 @@ export class McpConnection {
       const headers = this.config.headers ?? {};
       return new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers } });
     }
+    const args = this.config.args ?? [];
+    const line = this.sandbox ? this.sandbox.wrap(this.config.command, args, { cwd: this.cwd }) : { command: this.config.command, args };
     const transport = new StdioClientTransport({
-      command: this.config.command,
-      args: this.config.args ?? [],
+      command: line.command,
+      args: line.args,
       env: stdioEnv(this.config.env ?? {}),
       cwd: this.cwd,
       stderr: 'pipe',

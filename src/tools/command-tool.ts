@@ -70,7 +70,10 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
       if (ctx.signal.aborted) return failure(`${name} was interrupted before it started`);
       const cwd = resolve(ctx.workspace, expandHome(config.cwd ?? '.'));
       if (!isDirectory(cwd)) return failure(`${name}: its working folder ${cwd} does not exist`);
-      const run = await runCommand(config, JSON.stringify(input), cwd, timeoutSeconds, ctx.signal);
+      const [file = '', ...args] = config.command;
+      // Inside the session's sandbox unless the user's own configuration takes it out.
+      const line = config.sandbox === false || !ctx.sandboxCommand ? { command: file, args } : ctx.sandboxCommand(file, args, { cwd });
+      const run = await runCommand(config, line, JSON.stringify(input), cwd, timeoutSeconds, ctx.signal);
       if (run === 'aborted') return failure(`${name} was interrupted`);
       return toToolResult(name, config, timeoutSeconds, run);
     },
@@ -85,17 +88,17 @@ interface CommandRun {
 /** Runs the command; `aborted` when the signal aborted before it could start. */
 async function runCommand(
   config: CommandToolConfig,
+  line: { command: string; args: readonly string[] },
   stdin: string,
   cwd: string,
   timeoutSeconds: number,
   signal: AbortSignal,
 ): Promise<CommandRun | 'aborted'> {
-  const [file = '', ...args] = config.command;
   const groupKill = process.platform !== 'win32';
   // execa costs tens of ms to load: only runs that call a registered tool pay for it.
   const { execa } = await import('execa');
   if (signal.aborted) return 'aborted';
-  const subprocess = execa(file, args, {
+  const subprocess = execa(line.command, line.args, {
     cwd,
     input: stdin,
     env: commandEnv(config.env ?? []),

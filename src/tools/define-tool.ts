@@ -51,6 +51,11 @@ export interface ToolContext {
    * with mode `off`: the file tools are not bounded by it.
    */
   sandbox?: SandboxPolicy;
+  /**
+   * The command line that runs `command args` in `cwd` inside the session's OS sandbox (see
+   * `OsSandbox.wrap`), for tools that start processes (command tools). Absent: no sandbox.
+   */
+  sandboxCommand?: (command: string, args: readonly string[], options: { cwd: string }) => { command: string; args: string[] };
 }
 
 /** What a call will do, for a person to judge before it runs. */
