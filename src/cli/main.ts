@@ -94,6 +94,18 @@ function buildProgram(): Command {
       process.exitCode = await mcpListCommand(options);
     });
 
+  program
+    .command('sandbox')
+    .description('the OS sandbox: `fence sandbox check` says what this machine offers and probes it')
+    .command('check')
+    .description('print what a session here would be allowed (writable, denied, protected paths, network) and probe the sandbox')
+    .option('-w, --workspace <dir>', 'folder of the session to check (default: the current folder)')
+    .addOption(new Option('--sandbox <mode>', 'check this mode instead of the configured one').choices(['workspace-write', 'read-only', 'off']))
+    .action(async (options: { workspace?: string; sandbox?: 'workspace-write' | 'read-only' | 'off' }) => {
+      const { sandboxCheckCommand } = await import('./sandbox-command');
+      process.exitCode = sandboxCheckCommand(options);
+    });
+
   const programs = program.command('programs').description('saved programs: keep a program that worked, test it, approve it as a tool');
   const workspaceOption = ['-w, --workspace <dir>', 'folder whose .fence/programs/ counts beside the user-wide programs (default: the current folder)'] as const;
   programs

@@ -1,0 +1,85 @@
+import { spawnSync } from 'node:child_process';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../config/config';
+import { fenceHome } from '../config/paths';
+import { bubblewrapSandbox, sandboxSupport } from '../runtime/os-sandbox';
+import type { SandboxMode } from '../runtime/sandbox-policy';
+import { sessionPolicy } from './session-sandbox';
+import { resolveWorkspace } from './workspace';
+
+/** One probe: a line of bash run inside the sandbox, and what it must print for the sandbox to hold. */
+interface Probe {
+  name: string;
+  script: string;
+}
+
+/**
+ * `fence sandbox check`: what the machine offers, the rules a session in the workspace would
+ * get (mode, writable, denied and protected paths, network), and probes run inside such a
+ * sandbox — each tries what the sandbox must allow or refuse and prints `ok` or `FAIL`.
+ * Returns 0 when a sandbox can be had and every probe holds, 1 otherwise.
+ */
+export function sandboxCheckCommand(options: { workspace?: string; sandbox?: SandboxMode }, out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): number {
+  const workspace = resolveWorkspace(options.workspace);
+  if ('error' in workspace) {
+    out(`fence: ${workspace.error}`);
+    return 1;
+  }
+  const loaded = loadConfig({ workspace: workspace.path, env: process.env });
+  if ('error' in loaded) {
+    out(`fence: ${loaded.error}`);
+    return 1;
+  }
+  const support = sandboxSupport();
+  const mode = options.sandbox ?? loaded.config.sandbox.mode ?? 'workspace-write';
+  const home = homedir();
+  const shown = (path: string) => (path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path);
+  const policy = sessionPolicy({ mode, config: loaded.config.sandbox, workspace: workspace.path, fenceHome: fenceHome(), sessionId: 'sandbox-check' });
+  out(support.kind === 'bubblewrap' ? `OS sandbox: bubblewrap (${support.path})` : `OS sandbox: none — ${support.reason}. To fix it: ${support.fix}`);
+  out(`mode: ${mode}${options.sandbox ? ' (--sandbox)' : loaded.config.sandbox.mode ? ' (configuration)' : ' (default)'}`);
+  for (const line of loaded.config.sandbox.ignored) out(`ignored: ${line}`);
+  if (mode === 'off') {
+    out('commands run with your full access');
+    return 0;
+  }
+  out(`writable: ${mode === 'read-only' ? 'nothing' : policy.writable.map(shown).join(', ')}; /tmp is the session's own`);
+  out(`denied: ${policy.denied.map(shown).join(', ')}`);
+  out(`protected: ${policy.protected.map((path) => path.slice(workspace.path.length + 1)).join(', ')}`);
+  out(`network: ${policy.network === true ? 'on' : policy.network === false ? 'off' : `only ${policy.network.join(', ')} (not supported yet: off)`}`);
+  if (support.kind === 'none') return 1;
+
+  const sandbox = bubblewrapSandbox({ ...policy, readable: [] }, support.path);
+  try {
+    const probeFile = join(workspace.path, `.fence-sandbox-probe-${process.pid}`);
+    const ssh = join(home, '.ssh');
+    const probes: Probe[] = [
+      {
+        name: mode === 'read-only' ? 'a write in the workspace is refused' : 'a write in the workspace works',
+        script: mode === 'read-only' ? `! touch ${q(probeFile)} 2>/dev/null` : `touch ${q(probeFile)} && rm ${q(probeFile)}`,
+      },
+      { name: 'a write outside the workspace is refused', script: `! touch ${q(join(home, `.fence-sandbox-probe-${process.pid}`))} 2>/dev/null` },
+      { name: '/tmp is writable', script: 'touch /tmp/probe && rm /tmp/probe' },
+      { name: '~/.ssh cannot be read', script: `[ -z "$(ls -A ${q(ssh)} 2>/dev/null)" ]` },
+      { name: `fence's data folder cannot be read`, script: `[ -z "$(ls -A ${q(fenceHome())} 2>/dev/null)" ]` },
+      { name: `fence's process cannot be seen`, script: `! kill -0 ${process.pid} 2>/dev/null` },
+      ...(policy.network === true ? [] : [{ name: 'the network is off', script: '! (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null' }]),
+    ];
+    let failed = 0;
+    for (const probe of probes) {
+      const line = sandbox.wrap('bash', ['-c', probe.script], { cwd: workspace.path });
+      const run = spawnSync(line.command, line.args, { stdio: 'ignore', timeout: 10_000 });
+      const held = run.status === 0;
+      if (!held) failed++;
+      out(`${held ? 'ok  ' : 'FAIL'} ${probe.name}`);
+    }
+    return failed === 0 ? 0 : 1;
+  } finally {
+    sandbox.close();
+  }
+}
+
+/** `text` quoted for bash. */
+function q(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
