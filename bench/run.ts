@@ -18,6 +18,7 @@ import { mcpStartFigures } from './mcp';
 import { scanNestedSave, scanOneMegabyte } from './parse';
 import { offeredProgramsMs, programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
+import { osSandboxFigures } from './os-sandbox';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
 const BIN = resolve(import.meta.dirname, '../bin/fence.js');
@@ -120,6 +121,15 @@ console.log(`| Python kernel start | ${fmt(python.startMs, 'ms')} | ≤ 300 ms |
 console.log(`| Python cell round trip (\`1+1\`) | ${fmt(python.cellMs, 'ms')} | ≤ 2 ms |`);
 console.log(`| shell command printing 5 MB | ${fmt(large.ms, 'ms')} | ≤ 1 s |`);
 console.log(`| host RSS growth after five 5 MB commands | ${fmt(large.rssGrowthMb, 'MB')} | back to its level |`);
+
+const os = await osSandboxFigures(mkdtempSync(join(root, 'os-sandbox-')));
+if (os) {
+  const ratio = (f: { sandboxed: number; off: number }) => `${fmt(f.sandboxed, 'ms')} / ${fmt(f.off, 'ms')}`;
+  console.log('\n| OS sandbox: sandboxed / off (medians, interleaved) | fence | aim |\n|---|---|---|');
+  console.log(`| shell \`true\` round trip | ${ratio(os.roundTrip)} (${(os.roundTrip.sandboxed / os.roundTrip.off).toFixed(2)}×) | ≤ 1.5× (+ a few ms) |`);
+  console.log(`| spawn → first request, \`fence -n\` | ${ratio(os.firstRequest)} (+${fmt(os.firstRequest.sandboxed - os.firstRequest.off, 'ms')}) | ≤ +30 ms |`);
+  console.log(`| spawn → first shell block's result sent, model answers at once | ${ratio(os.firstShellResult)} (+${fmt(os.firstShellResult.sandboxed - os.firstShellResult.off, 'ms')}) | ≤ +30 ms |`);
+} else console.log('\n(no OS sandbox on this machine: its figures are left out)');
 
 const sandbox = await sandboxFigures();
 console.log('\n| program sandbox | fence | aim |\n|---|---|---|');

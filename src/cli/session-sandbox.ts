@@ -37,7 +37,7 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   const mode = options.mode ?? options.config.mode ?? 'workspace-write';
   const policy = sessionPolicy({ ...options, mode });
   if (mode === 'off') return { sandbox: noSandbox(policy) };
-  const support = sandboxSupport(options.env);
+  const support = sandboxSupport(options.env, join(options.fenceHome, 'sandbox-probe.json'));
   if (support.kind === 'none') {
     if (options.auto) {
       return { error: `no OS sandbox: ${support.reason}. To fix it: ${support.fix}. An --auto run needs one; give --sandbox off to run it without (the model then has your full access)` };

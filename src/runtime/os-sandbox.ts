@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { release, tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 
 /**
@@ -48,17 +48,22 @@ export type SandboxSupport = { kind: 'bubblewrap'; path: string } | { kind: 'non
 
 let support: SandboxSupport | undefined;
 
+/** How long a successful probe of bubblewrap is trusted (see `sandboxSupport`). */
+const PROBE_TRUSTED_MS = 24 * 60 * 60 * 1000;
+
 /**
  * What this machine offers, found once per process: `bwrap` on the PATH that can make the
- * namespaces fence needs (tried by running `true` in them, a few milliseconds). Not Linux, no
- * `bwrap`, or user namespaces turned off: `none`, with the reason and what to do about it.
+ * namespaces fence needs, tried by running `true` in them (about 10 ms, most of it making a
+ * network namespace). A success is remembered for a day in `cacheFile`, for this `bwrap`
+ * (path, size, time), this kernel and this user, so most sessions skip the probe. Not Linux,
+ * no `bwrap`, or user namespaces turned off: `none`, with the reason and what to do about it.
  */
-export function sandboxSupport(env: NodeJS.ProcessEnv = process.env): SandboxSupport {
-  support ??= findSupport(env);
+export function sandboxSupport(env: NodeJS.ProcessEnv = process.env, cacheFile?: string): SandboxSupport {
+  support ??= findSupport(env, cacheFile);
   return support;
 }
 
-function findSupport(env: NodeJS.ProcessEnv): SandboxSupport {
+function findSupport(env: NodeJS.ProcessEnv, cacheFile: string | undefined): SandboxSupport {
   if (process.platform !== 'linux') {
     return { kind: 'none', reason: `no OS sandbox for ${process.platform} yet`, fix: 'run with --sandbox off to go on without one' };
   }
@@ -66,6 +71,8 @@ function findSupport(env: NodeJS.ProcessEnv): SandboxSupport {
   if (!path) {
     return { kind: 'none', reason: 'bubblewrap (bwrap) is not installed', fix: 'install it (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)' };
   }
+  const stamp = probeStamp(path);
+  if (cacheFile && stamp && readProbe(cacheFile) === stamp) return { kind: 'bubblewrap', path };
   const probe = spawnSync(path, [...namespaceArgs(false), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], {
     encoding: 'utf8',
     timeout: 10_000,
@@ -79,7 +86,39 @@ function findSupport(env: NodeJS.ProcessEnv): SandboxSupport {
       fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0)',
     };
   }
+  if (cacheFile && stamp) writeProbe(cacheFile, stamp);
   return { kind: 'bubblewrap', path };
+}
+
+/** What a probe's success holds for: this bwrap, this kernel, this user. */
+function probeStamp(bwrap: string): string | undefined {
+  try {
+    const { size, mtimeMs } = statSync(bwrap);
+    return JSON.stringify([bwrap, size, mtimeMs, release(), process.getuid?.()]);
+  } catch {
+    return undefined;
+  }
+}
+
+function readProbe(file: string): string | undefined {
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { stamp?: unknown; at?: unknown };
+    const fresh = typeof saved.at === 'number' && Date.now() - saved.at < PROBE_TRUSTED_MS && saved.at <= Date.now();
+    return fresh && typeof saved.stamp === 'string' ? saved.stamp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeProbe(file: string, stamp: string): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, JSON.stringify({ stamp, at: Date.now() }));
+    renameSync(temp, file);
+  } catch {
+    // Only a shortcut: the next session probes again.
+  }
 }
 
 function findOnPath(name: string, path: string): string | undefined {
