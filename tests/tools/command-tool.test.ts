@@ -1,7 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CommandToolConfig } from '../../src/config/config';
+import { bubblewrapSandbox, offPolicy, sandboxSupport } from '../../src/runtime/os-sandbox';
 import { createCommandTool } from '../../src/tools/command-tool';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { renderCall } from '../../src/tools/notation';
@@ -201,5 +203,44 @@ describe('createCommandTool', () => {
   it('reports a command that does not exist', async () => {
     const tool = createCommandTool('typo', { description: 'd', command: ['nodee-not-installed', 'x.js'] });
     expect(await run(tool)).toMatchObject({ isError: true, output: 'typo: command "nodee-not-installed" not found' });
+  });
+});
+
+describe('a command tool and the OS sandbox', () => {
+  const support = sandboxSupport();
+  const writer = `
+const fs = require('node:fs');
+let text = '';
+process.stdin.on('data', (chunk) => (text += chunk));
+process.stdin.on('end', () => {
+  const { path } = JSON.parse(text);
+  try {
+    fs.writeFileSync(path, 'written');
+    console.log(JSON.stringify('wrote'));
+  } catch (error) {
+    console.log(JSON.stringify(error.code));
+  }
+});
+`;
+
+  it.skipIf(support.kind === 'none')('runs inside the session’s sandbox, and outside it when its entry says sandbox = false', async () => {
+    if (support.kind === 'none') return;
+    // Outside /tmp: inside the sandbox /tmp is the session's own folder.
+    const outside = await mkdtemp('/var/tmp/fence-command-tool-outside-');
+    const sandbox = bubblewrapSandbox({ ...offPolicy(workspace()), mode: 'workspace-write', network: false }, support.path);
+    try {
+      const target = join(outside, 'note.txt');
+      const ctx = { ...makeToolContext(workspace()), sandboxCommand: sandbox.wrap };
+      const inside = await scriptTool('write_note', writer);
+      expect((await inside.execute(inside.parameters.parse({ path: target }), ctx)).value).toBe('EROFS');
+      expect(existsSync(target)).toBe(false);
+      expect((await inside.execute(inside.parameters.parse({ path: join(workspace(), 'note.txt') }), ctx)).value).toBe('wrote');
+      const trusted = await scriptTool('write_note_anywhere', writer, { sandbox: false });
+      expect((await trusted.execute(trusted.parameters.parse({ path: target }), ctx)).value).toBe('wrote');
+      expect(await readFile(target, 'utf8')).toBe('written');
+    } finally {
+      sandbox.close();
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
