@@ -46,7 +46,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   out(`writable: ${mode === 'read-only' ? 'nothing' : policy.writable.map(shown).join(', ')}; /tmp is the session's own`);
   out(`denied: ${policy.denied.map(shown).join(', ')}`);
   out(`protected: ${policy.protected.map((path) => path.slice(workspace.path.length + 1)).join(', ')}`);
-  out(`network: ${policy.network === true ? 'on' : policy.network === false ? 'off' : `only ${policy.network.join(', ')} (not supported yet: off)`}`);
+  out(`network: ${policy.network === true ? 'on' : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
   if (support.kind === 'none') return 1;
 
   const sandbox = bubblewrapSandbox({ ...policy, readable: [] }, support.path);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { release, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 
 /**
@@ -162,6 +163,8 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandb
   mkdirSync(empty, { mode: 0o500 });
   const placeholders: string[] = [];
   const mounts = sandboxMounts(policy, { tmp: join(tempDir, 'tmp'), empty, placeholders });
+  const proxy = Array.isArray(policy.network) ? startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), policy.network) : undefined;
+  let started = 0;
   let closed = false;
   return {
     kind: 'bubblewrap',
@@ -170,14 +173,20 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandb
     wrap(command, args, options) {
       const binds = (options.binds ?? []).flatMap((bind) => [bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path]);
       const network = policy.network === true;
+      const head = [...namespaceArgs(network), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
+      if (!proxy) return { command: bwrap, args: [...head, '--', command, ...args] };
+      // The forwarder to the proxy starts first, and the command once it listens.
+      const ready = `/tmp/.fence-proxy-ready-${process.pid}-${++started}`;
+      const env = Object.entries(proxyEnvironment()).flatMap(([name, value]) => ['--setenv', name, value]);
       return {
         command: bwrap,
-        args: [...namespaceArgs(network), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd, '--', command, ...args],
+        args: [...head, '--ro-bind', proxy.dir, proxy.dir, ...env, '--', 'sh', '-c', WITH_FORWARDER, 'sh', process.execPath, proxy.forwarder, proxy.socket, String(PROXY_PORT), ready, command, ...args],
       };
     },
     close() {
       if (closed) return;
       closed = true;
+      proxy?.close();
       for (const path of placeholders.reverse()) removeIfEmptyFolder(path);
       rmSync(tempDir, { recursive: true, force: true });
     },
@@ -223,6 +232,20 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
   for (const path of policy.readable) if (existsSync(path)) args.push('--ro-bind', path, path);
   for (const path of hidden) args.push('--remount-ro', path);
   return args;
+}
+
+/**
+ * The script that starts the forwarder to the network proxy (`$1 $2 $3 $4 $5`: node, the
+ * forwarder, the socket, the port, the file it writes once it listens), waits up to 3 s for it,
+ * then becomes the command (the rest of the arguments).
+ */
+const WITH_FORWARDER =
+  '"$1" "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & ready="$5"; shift 5; i=0; ' +
+  'while [ ! -e "$ready" ] && [ "$i" -lt 300 ]; do sleep 0.01; i=$((i + 1)); done; rm -f "$ready"; exec "$@"';
+
+function makeFolder700(path: string): string {
+  mkdirSync(path, { mode: 0o700 });
+  return path;
 }
 
 /** Makes `path` and its missing parents; returns those it made, outermost first, or undefined if it could not. */

@@ -96,6 +96,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
 
 /** What a refusal of the OS sandbox looks like in a failed command's output. */
 const REFUSED_WRITE = /Read-only file system|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/\S*)?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted)/m;
+const PROXY_REFUSED = /is not among the hosts this session may reach|CONNECT tunnel failed, response 403|Tunnel connection failed: 403/;
 const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
 
 /**
@@ -113,7 +114,11 @@ function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined): strin
         : 'Note: fence runs commands in a sandbox that lets them write only inside the workspace and /tmp; fence.toml, .fence/ and git\'s hooks and config stay read-only (an empty folder holds the place of one that does not exist). Write inside the workspace instead, or ask the user.',
     );
   }
-  if (sandbox.network !== true && NO_NETWORK.test(output)) {
+  if (Array.isArray(sandbox.network)) {
+    if (NO_NETWORK.test(output) || PROXY_REFUSED.test(output)) {
+      notes.push(`Note: the sandbox lets this session reach only ${sandbox.network.join(', ')}, through a proxy (HTTP_PROXY): programs that ignore the proxy have no network. Other hosts are for the user to allow ([sandbox] network in their config.toml).`);
+    }
+  } else if (sandbox.network === false && NO_NETWORK.test(output)) {
     notes.push('Note: the sandbox has no network in this session. Work offline, or ask the user to allow it ([sandbox] network in their config.toml).');
   }
   return notes;
