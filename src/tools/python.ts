@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CellResult } from '../runtime/python-kernel';
 import { defineTool } from './define-tool';
 import { seconds } from './prompt-text';
+import { sandboxNotes } from './sandbox-notes';
 
 /** Default per-cell timeout. A cell that runs longer is interrupted; its variables are kept. */
 export const DEFAULT_PYTHON_TIMEOUT_MS = 120_000;
@@ -54,6 +55,7 @@ export function createPythonTool(options: PythonToolOptions = {}) {
         result.value === undefined ? '' : `Out: ${result.value}`,
         result.error ? result.error.traceback.replace(/\n+$/, '') || `${result.error.name}: ${result.error.message}` : '',
         ...notes(result, timeoutMs),
+        ...(result.error ? sandboxNotes(`${result.output}\n${result.error.traceback || result.error.message}`, ctx.sandbox) : []),
       ];
       const output = parts.filter(Boolean).join('\n');
       return {

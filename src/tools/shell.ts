@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_INPUT_WAIT_MS, NOTHING_WAITING, type BashRunResult } from '../runtime/bash-session';
 import type { SandboxPolicy } from '../runtime/sandbox-policy';
+import { sandboxNotes } from './sandbox-notes';
 import { defineTool, type ToolResult } from './define-tool';
 import { seconds } from './prompt-text';
 
@@ -92,36 +93,6 @@ export function createShellTool(options: ShellToolOptions = {}) {
       return describeResult(result, timeoutMs, inputWaitMs, ctx.sandbox);
     },
   });
-}
-
-/** What a refusal of the OS sandbox looks like in a failed command's output. */
-const REFUSED_WRITE = /Read-only file system|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/\S*)?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted)/m;
-const PROXY_REFUSED = /is not among the hosts this session may reach|CONNECT tunnel failed, response 403|Tunnel connection failed: 403/;
-const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
-
-/**
- * Notes for a command that failed the way the sandbox makes commands fail, so the model learns
- * the rule once instead of retrying: writes outside the writable paths, to the protected ones,
- * and the network when it is off.
- */
-function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined): string[] {
-  if (!sandbox || sandbox.mode === 'off') return [];
-  const notes: string[] = [];
-  if (REFUSED_WRITE.test(output)) {
-    notes.push(
-      sandbox.mode === 'read-only'
-        ? 'Note: this session runs in a read-only sandbox: commands cannot write files (but in /tmp). Say what you would change instead.'
-        : 'Note: fence runs commands in a sandbox that lets them write only inside the workspace and /tmp; fence.toml, .fence/ and git\'s hooks and config stay read-only (an empty folder holds the place of one that does not exist). Write inside the workspace instead, or ask the user.',
-    );
-  }
-  if (Array.isArray(sandbox.network)) {
-    if (NO_NETWORK.test(output) || PROXY_REFUSED.test(output)) {
-      notes.push(`Note: the sandbox lets this session reach only ${sandbox.network.join(', ')}, through a proxy (HTTP_PROXY): programs that ignore the proxy have no network. Other hosts are for the user to allow ([sandbox] network in their config.toml).`);
-    }
-  } else if (sandbox.network === false && NO_NETWORK.test(output)) {
-    notes.push('Note: the sandbox has no network in this session. Work offline, or ask the user to allow it ([sandbox] network in their config.toml).');
-  }
-  return notes;
 }
 
 /** The model's view of a run: the output, then the exit code and plain notes on what happened. */

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { offPolicy } from '../../src/runtime/os-sandbox';
+import { sandboxNotes } from '../../src/tools/sandbox-notes';
+
+const workspaceWrite = { ...offPolicy('/w'), mode: 'workspace-write' as const, network: false as const };
+
+describe('sandboxNotes', () => {
+  it('explains a write the sandbox refused, from bash and from Python, once', () => {
+    expect(sandboxNotes('bash: /home/me/x: Read-only file system', workspaceWrite)).toEqual([expect.stringContaining('write only inside the workspace and /tmp')]);
+    expect(sandboxNotes("bash: fence.toml: Is a directory", workspaceWrite)).toHaveLength(1);
+    expect(sandboxNotes("IsADirectoryError: [Errno 21] Is a directory: 'fence.toml'", workspaceWrite)).toHaveLength(1);
+    expect(sandboxNotes("OSError: [Errno 30] Read-only file system: '/etc/x'", { ...workspaceWrite, mode: 'read-only' })).toEqual([expect.stringContaining('read-only sandbox')]);
+  });
+
+  it('explains a missing network, and names the hosts of an allow-list', () => {
+    expect(sandboxNotes('curl: (6) Could not resolve host: example.com', workspaceWrite)).toEqual([expect.stringContaining('no network')]);
+    expect(sandboxNotes('curl: (56) CONNECT tunnel failed, response 403', { ...workspaceWrite, network: ['pypi.org'] })).toEqual([expect.stringContaining('only pypi.org')]);
+  });
+
+  it('says nothing for other failures, or when the sandbox is off or the network on', () => {
+    expect(sandboxNotes('make: *** [all] Error 1', workspaceWrite)).toEqual([]);
+    expect(sandboxNotes('cat: notes.txt: Is a directory', workspaceWrite)).toEqual([]);
+    expect(sandboxNotes('bash: /x: Read-only file system', offPolicy('/w'))).toEqual([]);
+    expect(sandboxNotes('Could not resolve host: example.com', { ...workspaceWrite, network: true })).toEqual([]);
+    expect(sandboxNotes('Read-only file system', undefined)).toEqual([]);
+  });
+});
