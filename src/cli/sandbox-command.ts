@@ -36,7 +36,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   const home = homedir();
   const shown = (path: string) => (path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path);
   const policy = sessionPolicy({ mode, config: loaded.config.sandbox, workspace: workspace.path, fenceHome: fenceHome(), sessionId: 'sandbox-check' });
-  out(support.kind === 'bubblewrap' ? `OS sandbox: bubblewrap (${support.path})` : `OS sandbox: none — ${support.reason}. To fix it: ${support.fix}`);
+  out(support.kind === 'none' ? `OS sandbox: none — ${support.reason}. To fix it: ${support.fix}` : `OS sandbox: ${support.kind} (${support.path})${support.kind === 'seatbelt' ? ', untested by fence on a Mac: no probes' : ''}`);
   out(`mode: ${mode}${options.sandbox ? ' (--sandbox)' : loaded.config.sandbox.mode ? ' (configuration)' : ' (default)'}`);
   for (const line of loaded.config.sandbox.ignored) out(`ignored: ${line}`);
   if (mode === 'off') {
@@ -47,7 +47,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   out(`denied: ${policy.denied.map(shown).join(', ')}`);
   out(`protected: ${policy.protected.map((path) => path.slice(workspace.path.length + 1)).join(', ')}`);
   out(`network: ${policy.network === true ? 'on' : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
-  if (support.kind === 'none') return 1;
+  if (support.kind !== 'bubblewrap') return support.kind === 'none' ? 1 : 0;
 
   const sandbox = bubblewrapSandbox({ ...policy, readable: [] }, support.path);
   try {

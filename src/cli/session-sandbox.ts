@@ -4,7 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { SandboxConfig } from '../config/config';
 import { configHome } from '../config/paths';
 import { sessionOutputsDir } from '../conversation/session-store';
-import { bubblewrapSandbox, noSandbox, sandboxSupport, type OsSandbox } from '../runtime/os-sandbox';
+import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../runtime/os-sandbox';
 import { DENIED_IN_HOME, workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
@@ -47,7 +47,7 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   // Mounted readable at spawn, so made now; taken back on close if the session never started.
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
   const made = mkdirSync(outputs, { recursive: true });
-  const sandbox = bubblewrapSandbox(policy, support.path);
+  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path);
   return {
     sandbox: {
       ...sandbox,

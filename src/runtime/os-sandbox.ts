@@ -4,6 +4,7 @@ import { release, tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
+import { seatbeltCommand, seatbeltProfile } from './seatbelt';
 
 /**
  * The OS sandbox of a session: every process the session starts (its bash, its Python
@@ -23,8 +24,8 @@ import { isWithin, type SandboxPolicy } from './sandbox-policy';
 
 /** How a session's processes are started. */
 export interface OsSandbox {
-  /** `bubblewrap`, or `none` when the processes run as they are (mode `off`, or no means). */
-  readonly kind: 'bubblewrap' | 'none';
+  /** `bubblewrap` (Linux), `seatbelt` (macOS), or `none` when the processes run as they are (mode `off`, or no means). */
+  readonly kind: 'bubblewrap' | 'seatbelt' | 'none';
   readonly policy: SandboxPolicy;
   /** The session's temporary folder, mounted at `/tmp` inside (absent without a sandbox). */
   readonly tempDir?: string;
@@ -45,9 +46,29 @@ export interface SandboxBind {
 }
 
 /** Whether this machine can sandbox, and with what. */
-export type SandboxSupport = { kind: 'bubblewrap'; path: string } | { kind: 'none'; reason: string; fix: string };
+export type SandboxSupport = { kind: 'bubblewrap' | 'seatbelt'; path: string } | { kind: 'none'; reason: string; fix: string };
 
 let support: SandboxSupport | undefined;
+
+/** macOS's Seatbelt front end. */
+const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
+
+/**
+ * The sandbox of a session on macOS: `sandbox-exec` with a profile made from `policy` (see
+ * `seatbeltProfile`), `TMPDIR` the session's own folder. No network proxy there yet: a list of
+ * hosts means no network. Untested on a Mac.
+ */
+export function seatbeltSandbox(policy: SandboxPolicy): OsSandbox {
+  const tempDir = mkdtempSync(join(tmpdir(), `fence-sandbox-${process.pid}-`));
+  const profile = seatbeltProfile(policy, { tempDir });
+  return {
+    kind: 'seatbelt',
+    policy,
+    tempDir,
+    wrap: (command, args) => seatbeltCommand(profile, tempDir, command, args),
+    close: () => rmSync(tempDir, { recursive: true, force: true }),
+  };
+}
 
 /** How long a successful probe of bubblewrap is trusted (see `sandboxSupport`). */
 const PROBE_TRUSTED_MS = 24 * 60 * 60 * 1000;
@@ -65,6 +86,7 @@ export function sandboxSupport(env: NodeJS.ProcessEnv = process.env, cacheFile?:
 }
 
 function findSupport(env: NodeJS.ProcessEnv, cacheFile: string | undefined): SandboxSupport {
+  if (process.platform === 'darwin' && existsSync(SANDBOX_EXEC)) return { kind: 'seatbelt', path: SANDBOX_EXEC };
   if (process.platform !== 'linux') {
     return { kind: 'none', reason: `no OS sandbox for ${process.platform} yet`, fix: 'run with --sandbox off to go on without one' };
   }

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { quote, seatbeltCommand, seatbeltProfile } from '../../src/runtime/seatbelt';
+import type { SandboxPolicy } from '../../src/runtime/sandbox-policy';
+
+const policy: SandboxPolicy = {
+  mode: 'workspace-write',
+  workspace: '/Users/me/project',
+  writable: ['/Users/me/project', '/Users/me/.cache/pip'],
+  denied: ['/Users/me/.ssh', '/Users/me/Library/Application Support/fence'],
+  readable: ['/Users/me/Library/Application Support/fence/sessions/s1/tool-outputs'],
+  protected: ['/Users/me/project/fence.toml', '/Users/me/project/.git/hooks'],
+  network: false,
+};
+
+/** The profile's lines, each rule once. */
+const rules = (text: string) => text.trim().split('\n');
+
+describe('seatbeltProfile', () => {
+  it('denies by default, lets writes into the writable paths and the session folder, then denies and protects over them', () => {
+    const lines = rules(seatbeltProfile(policy, { tempDir: '/private/var/folders/x/fence-sandbox-1' }));
+    expect(lines[0]).toBe('(version 1)');
+    expect(lines[1]).toBe('(deny default)');
+    const write = lines.findIndex((line) => line.startsWith('(allow file-write*'));
+    expect(lines[write]).toContain('(subpath "/Users/me/project") (subpath "/Users/me/.cache/pip") (subpath "/private/var/folders/x/fence-sandbox-1")');
+    const denied = lines.indexOf('(deny file-read* file-write* (subpath "/Users/me/.ssh") (subpath "/Users/me/Library/Application Support/fence"))');
+    const readable = lines.indexOf('(allow file-read* (subpath "/Users/me/Library/Application Support/fence/sessions/s1/tool-outputs"))');
+    const protectedRule = lines.indexOf('(deny file-write* (subpath "/Users/me/project/fence.toml") (subpath "/Users/me/project/.git/hooks"))');
+    // Later rules win in Seatbelt: each exception comes after what it narrows.
+    expect(write).toBeGreaterThan(0);
+    expect(denied).toBeGreaterThan(write);
+    expect(readable).toBeGreaterThan(denied);
+    expect(protectedRule).toBeGreaterThan(write);
+    expect(lines).toContain('(allow signal (target same-sandbox))');
+    expect(lines.some((line) => line.includes('network'))).toBe(false);
+  });
+
+  it('writes nothing writable in read-only mode but the session folder, and opens the network when allowed', () => {
+    const readOnly = seatbeltProfile({ ...policy, mode: 'read-only', network: true }, { tempDir: '/t' });
+    expect(readOnly).toContain('(allow file-write* (subpath "/t") (literal "/dev/null")');
+    expect(readOnly).not.toContain('(subpath "/Users/me/project") (subpath');
+    expect(readOnly).toContain('(allow network*)');
+    expect(seatbeltProfile({ ...policy, network: ['pypi.org'] }, { tempDir: '/t', proxyPort: 3128 })).toContain('(allow network-outbound (remote ip "localhost:3128"))');
+    expect(seatbeltProfile({ ...policy, network: ['pypi.org'] }, { tempDir: '/t' })).not.toContain('network');
+  });
+
+  it('quotes paths so that none can end its string and add a rule', () => {
+    expect(quote('/a "b"\\c')).toBe('"/a \\"b\\"\\\\c"');
+    const hostile = seatbeltProfile({ ...policy, writable: ['/w") (allow file-write* (subpath "/'] }, { tempDir: '/t' });
+    expect(hostile).toContain('(subpath "/w\\") (allow file-write* (subpath \\"/")');
+    expect(() => quote('/a\nb')).toThrow(/control character/);
+  });
+
+  it('runs the command under the profile with the session folder as TMPDIR', () => {
+    expect(seatbeltCommand('(version 1)', '/t', 'bash', ['-i'])).toEqual({
+      command: '/usr/bin/sandbox-exec',
+      args: ['-p', '(version 1)', '/usr/bin/env', 'TMPDIR=/t', 'bash', '-i'],
+    });
+  });
+});
