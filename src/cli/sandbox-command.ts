@@ -63,6 +63,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
       { name: '~/.ssh cannot be read', script: `[ -z "$(ls -A ${q(ssh)} 2>/dev/null)" ]` },
       { name: `fence's data folder cannot be read`, script: `[ -z "$(ls -A ${q(fenceHome())} 2>/dev/null)" ]` },
       { name: `fence's process cannot be seen`, script: `! kill -0 ${process.pid} 2>/dev/null` },
+      { name: `the host's sockets in /run cannot be reached`, script: `[ -z "$(find /run -type s 2>/dev/null | head -1)" ]` },
       ...(policy.network === true ? [] : [{ name: 'the network is off', script: '! (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null' }]),
     ];
     let failed = 0;

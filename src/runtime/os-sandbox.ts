@@ -223,7 +223,7 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandb
  * that do not exist are left alone (outside the writable paths nothing can create them).
  */
 export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; empty: string; placeholders: string[] }): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp'];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...runFolder(policy.network === true)];
   const writable = policy.mode === 'workspace-write' ? policy.writable : [];
   for (const path of writable) if (existsSync(path)) args.push('--bind', path, path);
   for (const path of policy.protected) {
@@ -268,6 +268,19 @@ const WITH_FORWARDER =
 function makeFolder700(path: string): string {
   mkdirSync(path, { mode: 0o700 });
   return path;
+}
+
+/**
+ * `/run` replaced by an empty folder: it holds the host's Unix sockets — Docker's, D-Bus's, a
+ * database's, the user's runtime folder with its agents — which a read-only mount would not
+ * stop a process from connecting to, and some of which are a way out of any sandbox. With the
+ * network on, the resolver's folder is mounted back (on many systems `/etc/resolv.conf` points
+ * into it). `/run/shm` stays a link to `/dev/shm`.
+ */
+function runFolder(network: boolean): string[] {
+  if (!existsSync('/run')) return [];
+  const resolver = '/run/systemd/resolve';
+  return ['--tmpfs', '/run', '--symlink', '/dev/shm', '/run/shm', ...(network && existsSync(resolver) ? ['--ro-bind', resolver, resolver] : [])];
 }
 
 /** Makes `path` and its missing parents; returns those it made, outermost first, or undefined if it could not. */

@@ -35,10 +35,12 @@ export interface SandboxPolicy {
 export type PathAccess = 'write' | 'read' | 'none';
 
 /**
- * Paths denied by default, relative to the home folder: keys, cloud credentials, tokens.
- * fence's own data and configuration folders are added by `defaultDenied`.
+ * Paths denied by default, relative to the home folder: keys, cloud credentials, tokens, and
+ * all of `~/.docker` (its credentials, and Docker Desktop's socket, which would start a
+ * container with the host's files). fence's own data and configuration folders are added by
+ * `sessionPolicy`.
  */
-export const DENIED_IN_HOME: readonly string[] = ['.ssh', '.aws', '.gnupg', '.config/gcloud', '.netrc', '.docker/config.json'];
+export const DENIED_IN_HOME: readonly string[] = ['.ssh', '.aws', '.gnupg', '.config/gcloud', '.netrc', '.docker'];
 
 /** Paths of a workspace that stay read-only: what would give the model tools, approvals, or code run later outside. */
 export const PROTECTED_IN_WORKSPACE: readonly string[] = ['fence.toml', '.fence', '.git/hooks', '.git/config'];
