@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 
 /**
@@ -149,23 +149,35 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandb
  * bubblewrap's mount arguments for `policy`, in the order they must apply: the root read-only,
  * fresh `/dev` and `/proc`, `/tmp`, the writable paths, the protected paths, the denied paths,
  * the readable exceptions. Protected paths that do not exist get a folder made on the host
- * (recorded in `placeholders`) with the empty folder mounted read-only over it; denied paths
- * that do not exist are left alone (outside the writable paths nothing can create them).
+ * (recorded in `placeholders`) with the empty folder mounted read-only over it; the folders
+ * that hold a protected path inside a writable one (`.git`) are mounted on themselves, so
+ * that they cannot be moved away; denied paths that do not exist are left alone (outside the
+ * writable paths nothing can create them).
  */
 export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; empty: string; placeholders: string[] }): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp'];
   const writable = policy.mode === 'workspace-write' ? policy.writable : [];
   for (const path of writable) if (existsSync(path)) args.push('--bind', path, path);
+  const pinned = new Set<string>();
   for (const path of policy.protected) {
-    if (!writable.some((root) => isWithin(path, root))) continue;
-    if (existsSync(path)) {
-      args.push('--ro-bind', path, path);
-      continue;
+    const root = writable.find((root) => isWithin(path, root));
+    if (root === undefined) continue;
+    let source = path;
+    if (!existsSync(path)) {
+      const made = makeFolder(path);
+      if (!made) continue;
+      folders.placeholders.push(...made);
+      source = folders.empty;
     }
-    const made = makeFolder(path);
-    if (!made) continue;
-    folders.placeholders.push(...made);
-    args.push('--ro-bind', folders.empty, path);
+    // The folders between the writable root and the protected path are mounted on themselves
+    // first: a mount point cannot be renamed or removed, so the protected path cannot be moved
+    // aside with its folder (`mv .git old && git init`, and the new .git's hooks are the model's).
+    for (const folder of foldersBetween(root, path)) {
+      if (pinned.has(folder)) continue;
+      pinned.add(folder);
+      args.push('--bind', folder, folder);
+    }
+    args.push('--ro-bind', source, path);
   }
   const hidden: string[] = [];
   for (const path of policy.denied) {
@@ -184,6 +196,13 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
   for (const path of policy.readable) if (existsSync(path)) args.push('--ro-bind', path, path);
   for (const path of hidden) args.push('--remount-ro', path);
   return args;
+}
+
+/** The folders strictly between `root` and `path` (inside it), outermost first. */
+function foldersBetween(root: string, path: string): string[] {
+  const folders: string[] = [];
+  for (let folder = dirname(path); folder !== root && isWithin(folder, root); folder = dirname(folder)) folders.unshift(folder);
+  return folders;
 }
 
 /** Makes `path` and its missing parents; returns those it made, outermost first, or undefined if it could not. */
