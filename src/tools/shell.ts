@@ -94,8 +94,13 @@ export function createShellTool(options: ShellToolOptions = {}) {
   });
 }
 
-/** What a refusal of the OS sandbox looks like in a failed command's output. */
-const REFUSED_WRITE = /Read-only file system|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/\S*)?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted)/m;
+/**
+ * What a refusal of the OS sandbox looks like in a failed command's output: a write to a
+ * read-only mount, a rename onto or of a mount point ("busy": `git config`, `sed -i fence.toml`
+ * and `mv .git` rename), or a protected path named in an error (a file over its placeholder folder).
+ */
+const REFUSED_WRITE =
+  /Read-only file system|\brename\b.*: Device or resource busy|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/[^\s'"`]*)?['"`]?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)/m;
 const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
 
 /**
