@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 
 /**
@@ -112,12 +112,14 @@ export function noSandbox(policy: SandboxPolicy): OsSandbox {
 
 /**
  * The sandbox of a session with `policy` (mode `workspace-write` or `read-only`), on
- * bubblewrap at `bwrap`. Makes the session's temporary folder, and an empty folder on the
- * host for each protected path that does not exist yet, to mount read-only there (git lists
- * no empty folder; each is removed on `close` if still empty).
+ * bubblewrap at `bwrap`. Makes the session's temporary folder (and removes those of fence
+ * processes that died without closing theirs), and an empty folder on the host for each
+ * protected path that does not exist yet, to mount read-only there (git lists no empty
+ * folder; each is removed on `close` if still empty).
  */
 export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandbox {
-  const tempDir = mkdtempSync(join(tmpdir(), `fence-sandbox-${process.pid}-`));
+  // Named for this process: a later fence takes back the folder of one that was killed (kill -9, a crash).
+  const tempDir = makeOwnedTempDirNow('fence-sandbox-');
   const empty = join(tempDir, '.empty');
   mkdirSync(join(tempDir, 'tmp'), { mode: 0o700 });
   mkdirSync(empty, { mode: 0o500 });

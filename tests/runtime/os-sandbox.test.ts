@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bubblewrapSandbox, sandboxSupport, type OsSandbox } from '../../src/runtime/os-sandbox';
@@ -8,19 +9,22 @@ import { workspaceProtectedPaths, type SandboxPolicy } from '../../src/runtime/s
 /**
  * The bubblewrap sandbox run for real around `bash -c`, in a git repository. Not under /tmp:
  * inside the sandbox /tmp is a private folder, so anything under it would look writable.
+ * Skipped only where bwrap is not installed: one that cannot sandbox fails the tests.
  */
-const support = sandboxSupport();
+const bubblewrapMissing = process.platform !== 'linux' || spawnSync('bwrap', ['--version']).error !== undefined;
 
-describe.skipIf(support.kind !== 'bubblewrap')('bubblewrap sandbox around a git workspace', () => {
+describe.skipIf(bubblewrapMissing)('bubblewrap sandbox around a git workspace', () => {
   let root: string;
   let workspace: string;
   let sandbox: OsSandbox;
+  let policy: SandboxPolicy;
+  let bwrap: string;
 
   beforeEach(() => {
     root = mkdtempSync('/var/tmp/fence-os-sandbox-test-');
     workspace = join(root, 'work');
     execFileSync('git', ['init', '-q', workspace]);
-    const policy: SandboxPolicy = {
+    policy = {
       mode: 'workspace-write',
       workspace,
       writable: [workspace],
@@ -29,7 +33,10 @@ describe.skipIf(support.kind !== 'bubblewrap')('bubblewrap sandbox around a git 
       protected: workspaceProtectedPaths(workspace),
       network: false,
     };
-    sandbox = bubblewrapSandbox(policy, support.kind === 'bubblewrap' ? support.path : 'bwrap');
+    const support = sandboxSupport();
+    if (support.kind !== 'bubblewrap') throw new Error(`bwrap is installed, but: ${support.reason}`);
+    sandbox = bubblewrapSandbox(policy, support.path);
+    bwrap = support.path;
   });
 
   afterEach(() => {
@@ -58,5 +65,23 @@ describe.skipIf(support.kind !== 'bubblewrap')('bubblewrap sandbox around a git 
     const committed = run('echo one > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -qm first && git log --format=%s');
     expect(committed.stderr).toBe('');
     expect(committed.stdout).toBe('first\n');
+  });
+
+  it('takes back the temporary folder of a sandbox whose fence was killed, and keeps its own', async () => {
+    const dead = spawnSync('true').pid;
+    const stale = mkdtempSync(join(tmpdir(), `fence-sandbox-${dead}-`));
+    mkdirSync(join(stale, 'tmp', 'build'), { recursive: true });
+    mkdirSync(join(stale, '.empty'), { mode: 0o500 });
+    const next = bubblewrapSandbox(policy, bwrap);
+    try {
+      // The clean-up runs in the background: wait for it, with no deadline asserted.
+      for (let i = 0; i < 400 && existsSync(stale); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(next.tempDir ?? '')).toBe(true);
+      expect(existsSync(sandbox.tempDir ?? '')).toBe(true);
+    } finally {
+      next.close();
+      rmSync(stale, { recursive: true, force: true });
+    }
   });
 });
