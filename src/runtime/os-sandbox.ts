@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { release, tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
+import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 import { seatbeltCommand, seatbeltProfile } from './seatbelt';
 
@@ -59,7 +60,7 @@ const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
  * hosts means no network. Untested on a Mac.
  */
 export function seatbeltSandbox(policy: SandboxPolicy): OsSandbox {
-  const tempDir = mkdtempSync(join(tmpdir(), `fence-sandbox-${process.pid}-`));
+  const tempDir = makeOwnedTempDirNow('fence-sandbox-');
   const profile = seatbeltProfile(policy, { tempDir });
   return {
     kind: 'seatbelt',
@@ -174,12 +175,14 @@ export function noSandbox(policy: SandboxPolicy): OsSandbox {
 
 /**
  * The sandbox of a session with `policy` (mode `workspace-write` or `read-only`), on
- * bubblewrap at `bwrap`. Makes the session's temporary folder, and an empty folder on the
- * host for each protected path that does not exist yet, to mount read-only there (git lists
- * no empty folder; each is removed on `close` if still empty).
+ * bubblewrap at `bwrap`. Makes the session's temporary folder (and removes those of fence
+ * processes that died without closing theirs), and an empty folder on the host for each
+ * protected path that does not exist yet, to mount read-only there (git lists no empty
+ * folder; each is removed on `close` if still empty).
  */
 export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandbox {
-  const tempDir = mkdtempSync(join(tmpdir(), `fence-sandbox-${process.pid}-`));
+  // Named for this process: a later fence takes back the folder of one that was killed (kill -9, a crash).
+  const tempDir = makeOwnedTempDirNow('fence-sandbox-');
   const empty = join(tempDir, '.empty');
   mkdirSync(join(tempDir, 'tmp'), { mode: 0o700 });
   mkdirSync(empty, { mode: 0o500 });
@@ -219,23 +222,35 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandb
  * bubblewrap's mount arguments for `policy`, in the order they must apply: the root read-only,
  * fresh `/dev` and `/proc`, `/tmp`, the writable paths, the protected paths, the denied paths,
  * the readable exceptions. Protected paths that do not exist get a folder made on the host
- * (recorded in `placeholders`) with the empty folder mounted read-only over it; denied paths
- * that do not exist are left alone (outside the writable paths nothing can create them).
+ * (recorded in `placeholders`) with the empty folder mounted read-only over it; the folders
+ * that hold a protected path inside a writable one (`.git`) are mounted on themselves, so
+ * that they cannot be moved away; denied paths that do not exist are left alone (outside the
+ * writable paths nothing can create them).
  */
 export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; empty: string; placeholders: string[] }): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...runFolder(policy.network === true)];
   const writable = policy.mode === 'workspace-write' ? policy.writable : [];
   for (const path of writable) if (existsSync(path)) args.push('--bind', path, path);
+  const pinned = new Set<string>();
   for (const path of policy.protected) {
-    if (!writable.some((root) => isWithin(path, root))) continue;
-    if (existsSync(path)) {
-      args.push('--ro-bind', path, path);
-      continue;
+    const root = writable.find((root) => isWithin(path, root));
+    if (root === undefined) continue;
+    let source = path;
+    if (!existsSync(path)) {
+      const made = makeFolder(path);
+      if (!made) continue;
+      folders.placeholders.push(...made);
+      source = folders.empty;
     }
-    const made = makeFolder(path);
-    if (!made) continue;
-    folders.placeholders.push(...made);
-    args.push('--ro-bind', folders.empty, path);
+    // The folders between the writable root and the protected path are mounted on themselves
+    // first: a mount point cannot be renamed or removed, so the protected path cannot be moved
+    // aside with its folder (`mv .git old && git init`, and the new .git's hooks are the model's).
+    for (const folder of foldersBetween(root, path)) {
+      if (pinned.has(folder)) continue;
+      pinned.add(folder);
+      args.push('--bind', folder, folder);
+    }
+    args.push('--ro-bind', source, path);
   }
   const hidden: string[] = [];
   for (const path of policy.denied) {
@@ -281,6 +296,13 @@ function runFolder(network: boolean): string[] {
   if (!existsSync('/run')) return [];
   const resolver = '/run/systemd/resolve';
   return ['--tmpfs', '/run', '--symlink', '/dev/shm', '/run/shm', ...(network && existsSync(resolver) ? ['--ro-bind', resolver, resolver] : [])];
+}
+
+/** The folders strictly between `root` and `path` (inside it), outermost first. */
+function foldersBetween(root: string, path: string): string[] {
+  const folders: string[] = [];
+  for (let folder = dirname(path); folder !== root && isWithin(folder, root); folder = dirname(folder)) folders.unshift(folder);
+  return folders;
 }
 
 /** Makes `path` and its missing parents; returns those it made, outermost first, or undefined if it could not. */

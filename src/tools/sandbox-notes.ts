@@ -1,8 +1,13 @@
 import type { SandboxPolicy } from '../runtime/sandbox-policy';
 
-/** What a refusal of the OS sandbox looks like in a failed command's output. */
+/**
+ * What a refusal of the OS sandbox looks like in a failed command's output: a write to a
+ * read-only mount, a rename onto or of a mount point ("busy": `git config`, `sed -i fence.toml`
+ * and `mv .git` rename), or a protected path named in an error (a file over its placeholder
+ * folder), as bash and as Python word it.
+ */
 const REFUSED_WRITE =
-  /Read-only file system|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/\S*)?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted)|(?:Is a directory|Not a directory|Permission denied|Operation not permitted)[^\n]*['"/](?:fence\.toml|\.fence|\.git)\b/m;
+  /Read-only file system|\brename\b.*: Device or resource busy|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/[^\s'"`]*)?['"`]?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)|(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)[^\n]*['"/](?:fence\.toml|\.fence|\.git)\b/m;
 const PROXY_REFUSED = /is not among the hosts this session may reach|CONNECT tunnel failed, response 403|Tunnel connection failed: 403/;
 const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
 

@@ -154,6 +154,24 @@ describe('shell tool', () => {
     expect(await run('', prompt, ctx, 'input')).toMatchObject({ output: '[]\nExit code 0.' });
   });
 
+  it('notes the sandbox under a failed write to a protected path, a refused rename ("busy") too', async () => {
+    const sandboxed: ToolContext = {
+      ...ctx,
+      sandbox: { mode: 'workspace-write', workspace, writable: [workspace], denied: [], readable: [], protected: [], network: false },
+    };
+    const fails = (message: string) => run(`echo ${JSON.stringify(message)} >&2; false`, shell, sandboxed);
+    const refusals = [
+      'bash: fence.toml: Read-only file system',
+      'error: could not write config file .git/config: Device or resource busy',
+      "mv: cannot move '.git' to '.git-old': Device or resource busy",
+      'sed: cannot rename ./sedM9jMWz: Device or resource busy',
+      'bash: .fence/x: Is a directory',
+    ];
+    for (const message of refusals) expect((await fails(message)).output).toContain('Note: fence runs commands in a sandbox');
+    expect((await fails('umount: /mnt/disk: Device or resource busy')).output).not.toContain('Note:');
+    expect((await run(`echo ${JSON.stringify(refusals[1])} >&2; false`)).output).not.toContain('Note:');
+  });
+
   it('states its timeout in its instructions', () => {
     expect(shell.instructions).toContain(`${DEFAULT_SHELL_TIMEOUT_MS / 1000} s`);
     expect(createShellTool({ timeoutMs: 30_000 }).instructions).toContain('30 s');
