@@ -47,7 +47,8 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   // Mounted readable at spawn, so made now; taken back on close if the session never started.
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
   const made = mkdirSync(outputs, { recursive: true });
-  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path);
+  const report = (line: string) => process.stderr.write(`fence: ${line}\n`);
+  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, { report });
   return {
     sandbox: {
       ...sandbox,

@@ -180,9 +180,11 @@ export function noSandbox(policy: SandboxPolicy): OsSandbox {
  * protected path that does not exist yet, to mount read-only there (git lists no empty
  * folder; each is removed on `close` if still empty).
  */
-export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandbox {
+export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options: { report?: (line: string) => void } = {}): OsSandbox {
   // Named for this process: a later fence takes back the folder of one that was killed (kill -9, a crash).
   const tempDir = makeOwnedTempDirNow('fence-sandbox-');
+  const redirects = gitRedirects(policy);
+  const before = new Set(redirects.filter((path) => existsSync(path)));
   const empty = join(tempDir, '.empty');
   mkdirSync(join(tempDir, 'tmp'), { mode: 0o700 });
   mkdirSync(empty, { mode: 0o500 });
@@ -214,8 +216,26 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string): OsSandb
       proxy?.close();
       for (const path of placeholders.reverse()) removeIfEmptyFolder(path);
       rmSync(tempDir, { recursive: true, force: true });
+      for (const path of redirects) {
+        if (before.has(path) || !existsSync(path)) continue;
+        rmSync(path, { force: true, recursive: true });
+        options.report?.(`removed ${path}, which a command in the sandbox wrote: it would have made git take its hooks and config from elsewhere, outside the sandbox`);
+      }
     },
   };
+}
+
+/**
+ * Files of the workspace's git folder that point git at another folder for its hooks and
+ * config (`commondir`, and `config.worktree`, read as config by repositories that enable it).
+ * The sandbox cannot keep them from being created (the git folder must stay writable for
+ * commits, and a placeholder would break git), so one that appears during the session is
+ * removed when it ends, before any git outside can read it.
+ */
+function gitRedirects(policy: SandboxPolicy): string[] {
+  if (policy.mode !== 'workspace-write') return [];
+  const git = join(policy.workspace, '.git');
+  return policy.writable.some((root) => isWithin(git, root)) ? ['commondir', 'config.worktree'].map((name) => join(git, name)) : [];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 
 /**
@@ -67,7 +67,23 @@ export function workspaceProtectedPaths(workspace: string): string[] {
   } catch {
     // No .git: protected whole, as a .git file is.
   }
-  return protectedPaths(workspace, gitFolder);
+  return [...protectedPaths(workspace, gitFolder), ...(gitFolder ? submoduleGitPaths(join(workspace, '.git', 'modules')) : [])];
+}
+
+/** The hooks and config of the submodules' git folders under `modules` (nested ones too, a few levels deep). */
+function submoduleGitPaths(modules: string, depth = 0): string[] {
+  if (depth > 3) return [];
+  let names: string[];
+  try {
+    names = readdirSync(modules);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const folder = join(modules, name);
+    if (!existsSync(join(folder, 'HEAD'))) return submoduleGitPaths(folder, depth + 1);
+    return [join(folder, 'hooks'), join(folder, 'config'), ...submoduleGitPaths(join(folder, 'modules'), depth + 1)];
+  });
 }
 
 /**

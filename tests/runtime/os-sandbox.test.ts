@@ -61,6 +61,38 @@ describe.skipIf(bubblewrapMissing)('bubblewrap sandbox around a git workspace', 
     expect(existsSync(join(workspace, '.git', 'hooks', 'pre-commit.sample'))).toBe(true);
   });
 
+  it('removes a .git/commondir or config.worktree written inside when the sandbox closes, and says so; keeps one that was there', () => {
+    const reported: string[] = [];
+    sandbox.close();
+    sandbox = bubblewrapSandbox(policy, bwrap, { report: (line) => reported.push(line) });
+    expect(run('mkdir -p evil/hooks && echo ../evil > .git/commondir && echo "[core]" > .git/config.worktree').status).toBe(0);
+    expect(existsSync(join(workspace, '.git', 'commondir'))).toBe(true);
+    sandbox.close();
+    expect(existsSync(join(workspace, '.git', 'commondir'))).toBe(false);
+    expect(existsSync(join(workspace, '.git', 'config.worktree'))).toBe(false);
+    expect(reported).toEqual([expect.stringContaining(`removed ${join(workspace, '.git', 'commondir')}`), expect.stringContaining('config.worktree')]);
+
+    // One the user had before the session is theirs.
+    execFileSync('sh', ['-c', 'echo "[core]" > .git/config.worktree'], { cwd: workspace });
+    sandbox = bubblewrapSandbox(policy, bwrap, { report: (line) => reported.push(line) });
+    sandbox.close();
+    expect(existsSync(join(workspace, '.git', 'config.worktree'))).toBe(true);
+    expect(reported).toHaveLength(2);
+  });
+
+  it('protects the hooks and config of submodules’ git folders', () => {
+    mkdirSync(join(workspace, '.git', 'modules', 'lib', 'hooks'), { recursive: true });
+    execFileSync('sh', ['-c', 'echo ref: refs/heads/main > .git/modules/lib/HEAD && echo "[core]" > .git/modules/lib/config'], { cwd: workspace });
+    const paths = workspaceProtectedPaths(workspace);
+    expect(paths).toContain(join(workspace, '.git', 'modules', 'lib', 'hooks'));
+    sandbox.close();
+    sandbox = bubblewrapSandbox({ ...policy, protected: paths }, bwrap);
+    const planted = run('echo "#!/bin/sh" > .git/modules/lib/hooks/post-checkout; echo x >> .git/modules/lib/config');
+    expect(planted.stderr).toContain('Read-only file system');
+    expect(existsSync(join(workspace, '.git', 'modules', 'lib', 'hooks', 'post-checkout'))).toBe(false);
+    expect(readFileSync(join(workspace, '.git', 'modules', 'lib', 'config'), 'utf8')).toBe('[core]\n');
+  });
+
   it('still lets git work in the repository', () => {
     const committed = run('echo one > a.txt && git add a.txt && git -c user.name=t -c user.email=t@example.com commit -qm first && git log --format=%s');
     expect(committed.stderr).toBe('');
