@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
@@ -248,7 +249,7 @@ function gitRedirects(policy: SandboxPolicy): string[] {
  * writable paths nothing can create them).
  */
 export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; empty: string; placeholders: string[] }): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...runFolder(policy.network === true)];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...hostTmpNeeded(), ...runFolder(policy.network === true)];
   const writable = policy.mode === 'workspace-write' ? policy.writable : [];
   for (const path of writable) if (existsSync(path)) args.push('--bind', path, path);
   const pinned = new Set<string>();
@@ -303,6 +304,32 @@ const WITH_FORWARDER =
 function makeFolder700(path: string): string {
   mkdirSync(path, { mode: 0o700 });
   return path;
+}
+
+/**
+ * fence's own folder and Node's, mounted back read-only when they live in the host's `/tmp`
+ * (a fresh clone there, a Node unpacked there), which the sandbox's own `/tmp` hides: the
+ * Python kernel's script, fence's forwarder and the servers a project runs from fence's folder
+ * must stay where they are.
+ */
+function hostTmpNeeded(): string[] {
+  const paths = [fenceFolder(), dirname(process.execPath)].filter((path): path is string => path !== undefined && isWithin(path, '/tmp') && existsSync(path));
+  return [...new Set(paths)].flatMap((path) => ['--ro-bind', path, path]);
+}
+
+/** The folder of the fence package this code runs from (the nearest one up with fence's package.json). */
+function fenceFolder(): string | undefined {
+  let folder = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      if ((JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { name?: unknown }).name === 'fence') return folder;
+    } catch {
+      // Not here: one folder up.
+    }
+    const parent = dirname(folder);
+    if (parent === folder) return undefined;
+    folder = parent;
+  }
 }
 
 /**
