@@ -87,7 +87,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const workspace = resolveWorkspace(options.workspace ?? resumed?.info.workspace);
   if ('error' in workspace) return failBeforeRun('error', workspace.error);
 
-  const loaded = loadConfig({ workspace: workspace.path, env: process.env });
+  // Read already when the shell was started for this workspace (see `startShellForCommand`).
+  const loaded = shell?.config && shell.cwd === workspace.path ? { config: shell.config } : loadConfig({ workspace: workspace.path, env: process.env });
   if ('error' in loaded) return failBeforeRun('error', loaded.error);
   const info = modelInfo(resolved.id, loaded.config.models);
   if (options.maxCost !== undefined && (info.inputPerMTok === undefined || info.outputPerMTok === undefined)) {

@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/config';
+import { loadConfig, type FenceConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
 import { newSessionId, newSessionNameProblem } from '../conversation/session-store';
 import { BashSession } from '../runtime/bash-session';
@@ -20,6 +20,8 @@ export interface StartingShell {
   readonly sessionId?: string;
   /** A line for the user about the sandbox (none could be had, a setting was ignored). */
   readonly warning?: string;
+  /** The configuration read for the workspace when the shell was started before the session: read once. */
+  readonly config?: FenceConfig;
   get(): Promise<BashSession>;
   close(options?: { waitForExit?: boolean }): Promise<void>;
 }
@@ -29,7 +31,7 @@ export interface StartingShell {
  * before this returns (see `BashSession.start`), so it starts up while the caller goes on. A
  * failed start is kept: each `get` rejects with it, which the shell tool reports.
  */
-export function startShell(cwd: string, sandbox?: OsSandbox, extra: { sessionId?: string; warning?: string } = {}): StartingShell {
+export function startShell(cwd: string, sandbox?: OsSandbox, extra: { sessionId?: string; warning?: string; config?: FenceConfig } = {}): StartingShell {
   const own = sandbox ?? noSandbox(offPolicy(cwd));
   const started = BashSession.start({ cwd, ...(own.kind === 'none' ? {} : { sandbox: own }) });
   started.catch(() => undefined);
@@ -71,5 +73,5 @@ export function startShellForCommand(options: { workspace?: string; resume?: str
     auto: options.auto === true,
   });
   if ('error' in chosen) return undefined;
-  return startShell(workspace.path, chosen.sandbox, { sessionId, ...(chosen.warning ? { warning: chosen.warning } : {}) });
+  return startShell(workspace.path, chosen.sandbox, { sessionId, config: loaded.config, ...(chosen.warning ? { warning: chosen.warning } : {}) });
 }
