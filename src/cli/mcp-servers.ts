@@ -193,9 +193,9 @@ function readCache(file: string, now: number): McpToolInfo[] | undefined {
 /** Writes a listing through a temporary file; a cache that cannot be written is only a slower next start. */
 function writeCache(file: string, cached: CachedTools): void {
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const temporary = `${file}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify(cached));
+    writeFileSync(temporary, JSON.stringify(cached), { mode: 0o600 });
     renameSync(temporary, file);
   } catch {
     // Nothing lost: the server is listed again next time.

@@ -46,7 +46,7 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   }
   // Mounted readable at spawn, so made now; taken back on close if the session never started.
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
-  const made = mkdirSync(outputs, { recursive: true });
+  const made = mkdirSync(outputs, { recursive: true, mode: 0o700 });
   const report = (line: string) => process.stderr.write(`fence: ${line}\n`);
   const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, { report });
   return {

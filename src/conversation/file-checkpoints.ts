@@ -42,8 +42,8 @@ export class FileCheckpoints {
     else if (before.length > CHECKPOINT_MAX_BYTES) line = { position, path, existed: true, tooLarge: before.length };
     else line = { position, path, existed: true, base64: before.toString('base64') };
     try {
-      mkdirSync(this.dir(), { recursive: true });
-      appendFileSync(join(this.dir(), CHECKPOINTS_FILE), `${JSON.stringify(line)}\n`);
+      mkdirSync(this.dir(), { recursive: true, mode: 0o700 });
+      appendFileSync(join(this.dir(), CHECKPOINTS_FILE), `${JSON.stringify(line)}\n`, { mode: 0o600 });
     } catch {
       // A checkpoint that cannot be written only means the file cannot be put back later.
     }

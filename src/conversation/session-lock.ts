@@ -84,7 +84,7 @@ function heldLock(path: string, text: string): SessionLock {
 /** Creates `path` holding `text`, whole; false when it exists already. */
 function createWhole(path: string, text: string): boolean {
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
-  writeFileSync(temp, text, { flag: 'wx' });
+  writeFileSync(temp, text, { flag: 'wx', mode: 0o600 });
   try {
     linkSync(temp, path);
     return true;
@@ -102,7 +102,7 @@ function createWhole(path: string, text: string): boolean {
 function createExclusive(path: string, text: string): boolean {
   let fd: number;
   try {
-    fd = openSync(path, 'wx');
+    fd = openSync(path, 'wx', 0o600);
   } catch (error) {
     if (errorCode(error) === 'EEXIST') return false;
     throw error;

@@ -26,6 +26,12 @@ interface UndoRecord {
 }
 
 const SESSION_FILE = 'session.json';
+/**
+ * Modes of what fence keeps of a session: readable by the user alone. Logs, outputs and
+ * traces hold what the model saw and did, which may be anything the user's files hold.
+ */
+export const PRIVATE_FOLDER = 0o700;
+export const PRIVATE_FILE = 0o600;
 const LOG_FILE = 'conversation.jsonl';
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -72,7 +78,7 @@ export class SessionStore {
     this.current = info;
     this.messages = log.messages;
     this.undoneMessages = log.undone;
-    this.fd = openSync(join(dir, LOG_FILE), 'a');
+    this.fd = openSync(join(dir, LOG_FILE), 'a', PRIVATE_FILE);
     // End a line torn by a crash, so the next message starts a line of its own.
     if (tornLastLine) writeSync(this.fd, '\n');
   }
@@ -84,9 +90,9 @@ export class SessionStore {
   static create(home: string, info: Omit<SessionInfo, 'createdAt'>): SessionStore {
     checkId(info.id);
     const dir = join(home, 'sessions', info.id);
-    mkdirSync(join(home, 'sessions'), { recursive: true });
+    mkdirSync(join(home, 'sessions'), { recursive: true, mode: PRIVATE_FOLDER });
     try {
-      mkdirSync(dir);
+      mkdirSync(dir, { mode: PRIVATE_FOLDER });
     } catch (error) {
       // A folder without session.json is no session yet: the sandbox made its outputs folder ahead (see `sessionOutputsDir`).
       if (errorCode(error) !== 'EEXIST' || existsSync(join(dir, SESSION_FILE))) throw errorCode(error) === 'EEXIST' ? new Error(takenName(info.id)) : error;
@@ -94,7 +100,7 @@ export class SessionStore {
     const lock = acquireSessionLock(dir);
     try {
       if (existsSync(join(dir, SESSION_FILE))) throw new Error(takenName(info.id));
-      mkdirSync(join(dir, 'tool-outputs'), { recursive: true });
+      mkdirSync(join(dir, 'tool-outputs'), { recursive: true, mode: PRIVATE_FOLDER });
       const full: SessionInfo = { ...info, createdAt: new Date().toISOString() };
       writeInfo(dir, full);
       return new SessionStore(dir, full, { messages: [], undone: [] }, lock);
@@ -241,7 +247,7 @@ function takenName(id: string): string {
 /** Replaces `session.json` whole: written to a temp file, then renamed over it. */
 function writeInfo(dir: string, info: SessionInfo): void {
   const temp = join(dir, `${SESSION_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
-  writeFileSync(temp, `${JSON.stringify(info, null, 2)}\n`);
+  writeFileSync(temp, `${JSON.stringify(info, null, 2)}\n`, { mode: PRIVATE_FILE });
   renameSync(temp, join(dir, SESSION_FILE));
 }
 

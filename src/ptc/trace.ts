@@ -68,9 +68,10 @@ export function newTraceId(now: Date = new Date()): string {
 /** Writes a trace into `<sessionDir>/traces/` and returns its path. */
 export function writeTrace(sessionDir: string, trace: ProgramTrace): string {
   const dir = join(sessionDir, 'traces');
-  mkdirSync(dir, { recursive: true });
+  // Readable by the user alone, as the session's log is.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${trace.id}.json`);
-  writeFileSync(path, `${JSON.stringify(trace, null, 2)}\n`);
+  writeFileSync(path, `${JSON.stringify(trace, null, 2)}\n`, { mode: 0o600 });
   return path;
 }
 

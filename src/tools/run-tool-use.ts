@@ -109,7 +109,8 @@ export function blockInput(spec: ToolSpec, use: ToolUse): Record<string, unknown
 function saveFullOutput(dir: string, tool: string, text: string): string | undefined {
   const path = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${tool}-${randomBytes(2).toString('hex')}.txt`);
   try {
-    writeFileSync(path, text);
+    // Readable by the user alone, as the session's log is (see `PRIVATE_FILE`).
+    writeFileSync(path, text, { mode: 0o600 });
     return path;
   } catch {
     return undefined;
