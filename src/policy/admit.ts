@@ -10,7 +10,7 @@ export type PolicyAction = 'allow' | 'deny' | 'ask';
  * One admission rule. Every field but `action` and `reason` is a pattern; an omitted field
  * matches anything.
  *
- * - `tool`, `principal`: path globs (picomatch, `dot: true`): `program:*`, `*`.
+ * - `tool`, `principal`: path globs (`globMatcher`, dot files included): `program:*`, `*`.
  * - `resource`: matches as a path glob (`secrets/**`, `*.env`, `{a,b}/*`) or as a plain wildcard
  *   pattern whose `*` is any text, `/` and spaces included (`rm *`, `*"id":"e1"*`); see
  *   `resourceMatcher`. A rule with `resource` never matches a call without one.
