@@ -186,6 +186,7 @@ export function approvedPrograms(roots: readonly ProgramRoot[]): SavedProgram[] 
  */
 export function unreplayable(trace: ProgramTrace): string | undefined {
   if (trace.runtime === 'python') return 'it is the trace of a Python cell, not of a program';
+  if (trace.cut?.length) return `its trace had to cut what it recorded (${trace.cut[0]})`;
   for (const call of trace.calls) {
     if (!call.decision) return `call #${call.seq} (${call.tool}) was still running when the program ended`;
     if (call.resultBytes !== undefined) return `call #${call.seq} (${call.tool}) returned ${call.resultBytes} bytes, too many to keep in a trace`;

@@ -29,6 +29,8 @@ export interface TraceCall {
   result?: unknown;
   /** Set instead of `result` when the value was too large to keep: its size in bytes. */
   resultBytes?: number;
+  /** Set instead of `args` in a written trace whose values passed `TRACE_VALUES_MAX_BYTES`. */
+  argsBytes?: number;
 }
 
 /**
@@ -57,6 +59,8 @@ export interface ProgramTrace {
   error?: SandboxResult['error'];
   /** The sandbox's figures (programs only). */
   stats?: SandboxResult['stats'];
+  /** In a written trace: what was cut to keep it writable (see `traceText`). */
+  cut?: string[];
 }
 
 /** A sortable trace id: `20261129-211500-3fa9c1`. */
@@ -65,14 +69,83 @@ export function newTraceId(now: Date = new Date()): string {
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
-/** Writes a trace into `<sessionDir>/traces/` and returns its path. */
+/** Writes a trace into `<sessionDir>/traces/` and returns its path (see `traceText`: what a program returns cannot keep it from being written). */
 export function writeTrace(sessionDir: string, trace: ProgramTrace): string {
   const dir = join(sessionDir, 'traces');
   // Readable by the user alone, as the session's log is.
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${trace.id}.json`);
-  writeFileSync(path, `${JSON.stringify(trace, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(path, traceText(trace), { mode: 0o600 });
   return path;
+}
+
+/** How deep a recorded value may nest; deeper parts are cut (a program can return an array a thousand deep). */
+export const TRACE_MAX_DEPTH = 64;
+/** The most a trace keeps of its recorded values (arguments, results, the program's result), in bytes of JSON. */
+export const TRACE_VALUES_MAX_BYTES = 16 * 1024 * 1024;
+/** What stands where a value was cut. */
+const CUT_DEEP = `[cut: nested deeper than ${TRACE_MAX_DEPTH} levels]`;
+
+/**
+ * A trace as the JSON written to disk; never throws. Values nested deeper than
+ * `TRACE_MAX_DEPTH` are cut there, and once the recorded values pass `TRACE_VALUES_MAX_BYTES`
+ * the rest are kept as their size only (`argsBytes`, `resultBytes`). Each cut is named in
+ * `cut`, and a cut trace is no recorded test (see `unreplayable`).
+ */
+export function traceText(trace: ProgramTrace): string {
+  const cut: string[] = [];
+  let budget = TRACE_VALUES_MAX_BYTES;
+  /** `value` capped in depth, or undefined with its size when the budget is spent. */
+  const keep = (value: unknown, where: string): { value: unknown } | { bytes: number } => {
+    const capped = capDepth(value, 0, () => cut.push(`${where}: ${CUT_DEEP}`));
+    const bytes = Buffer.byteLength(JSON.stringify(capped) ?? '');
+    if (bytes > budget) {
+      cut.push(`${where}: ${bytes} bytes, past the trace's ${TRACE_VALUES_MAX_BYTES} bytes of values`);
+      return { bytes };
+    }
+    budget -= bytes;
+    return { value: capped };
+  };
+  try {
+    const calls = trace.calls.map((call) => {
+      const { args, result, ...rest } = call;
+      const keptArgs = keep(args, `call #${call.seq} arguments`);
+      const keptResult = 'result' in call ? keep(result, `call #${call.seq} result`) : undefined;
+      return {
+        ...rest,
+        ...('value' in keptArgs ? { args: keptArgs.value } : { argsBytes: keptArgs.bytes }),
+        ...(keptResult === undefined ? {} : 'value' in keptResult ? { result: keptResult.value } : { resultBytes: keptResult.bytes }),
+      };
+    });
+    const args = trace.args === undefined ? undefined : keep(trace.args, 'the program\'s arguments');
+    const result = trace.result === undefined ? undefined : keep(trace.result, 'the program\'s result');
+    const written = {
+      ...trace,
+      calls,
+      ...(args === undefined ? {} : 'value' in args ? { args: args.value } : { args: `[cut: ${args.bytes} bytes]` }),
+      ...(result === undefined ? {} : 'value' in result ? { result: result.value } : { result: `[cut: ${result.bytes} bytes]` }),
+      ...(cut.length > 0 ? { cut } : {}),
+    };
+    return `${JSON.stringify(written, null, 2)}\n`;
+  } catch (error) {
+    // Nothing recorded could be kept: what ran, and why the rest is missing.
+    const { id, sessionId, createdAt, code, sha256, principal, ok, stdout } = trace;
+    const reason = `the recorded values could not be written: ${error instanceof Error ? error.message : String(error)}`;
+    return `${JSON.stringify({ id, sessionId, createdAt, code, sha256, principal, ok, stdout, calls: [], cut: [reason] }, null, 2)}\n`;
+  }
+}
+
+/** `value` with what nests deeper than `TRACE_MAX_DEPTH` replaced by a note; `onCut` told once per cut. */
+function capDepth(value: unknown, depth: number, onCut: () => void): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= TRACE_MAX_DEPTH) {
+    onCut();
+    return CUT_DEEP;
+  }
+  if (Array.isArray(value)) return value.map((item) => capDepth(item, depth + 1, onCut));
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = capDepth(item, depth + 1, onCut);
+  return copy;
 }
 
 /** A trace found on disk, with the folder of its session. */

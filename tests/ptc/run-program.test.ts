@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProgramStore } from '../../src/ptc/program-store';
 import { runProgram, type ProgramCall, type ProgramTool, type ProgramToolOutcome } from '../../src/ptc/run-program';
+import { unreplayable } from '../../src/ptc/saved-programs';
+import { TRACE_VALUES_MAX_BYTES, traceText, type ProgramTrace } from '../../src/ptc/trace';
 import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
 import { useTempSession } from '../support/temp-session';
 
@@ -302,5 +304,28 @@ describe('runProgram', () => {
     expect(trace.error?.kind).toBe('aborted');
     expect(trace.stdout).toBe('');
     expect(sawAbort).toBe(true);
+  });
+});
+
+describe('a trace no program value can keep from being written', () => {
+  it('cuts a value nested a thousand deep, keeps the rest, and is no recorded test', async () => {
+    const code = 'let v = 0; for (let i = 0; i < 1000; i++) v = [v]; const r = await tools.echo({ v }); return { r, fine: "kept" };';
+    const { tool } = valueTool((args) => args);
+    const { trace, tracePath } = await runProgram({ code, tools: { echo: tool }, session: sessionRef() });
+    expect(trace.ok).toBe(true);
+    const written = JSON.parse(readFileSync(tracePath, 'utf8')) as ProgramTrace;
+    expect(written.calls).toHaveLength(1);
+    expect(written.cut?.some((line) => line.startsWith('call #1 arguments: [cut: nested deeper than 64 levels]'))).toBe(true);
+    expect(JSON.stringify(written.result)).toContain('"fine":"kept"');
+    expect(unreplayable(written)).toMatch(/^its trace had to cut what it recorded/);
+  });
+
+  it('keeps values only up to its size cap, then their size', () => {
+    const big = 'x'.repeat(TRACE_VALUES_MAX_BYTES / 2);
+    const base = { id: 't', sessionId: 's', createdAt: '', code: '', sha256: '', principal: 'p', stdout: '', droppedOutputBytes: 0, ok: true };
+    const calls = [1, 2, 3].map((seq) => ({ seq, tool: 'read', args: { big }, start: 0, durationMs: 0, ok: true, decision: { action: 'allow' as const }, result: 'r' }));
+    const written = JSON.parse(traceText({ ...base, calls })) as ProgramTrace;
+    expect(written.calls.map((call) => (call.argsBytes === undefined ? 'kept' : call.argsBytes))).toEqual(['kept', TRACE_VALUES_MAX_BYTES / 2 + 10, TRACE_VALUES_MAX_BYTES / 2 + 10]);
+    expect(written.cut).toHaveLength(2);
   });
 });
