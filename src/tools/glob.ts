@@ -73,8 +73,8 @@ export function compareCodeUnits(a: string, b: string): number {
 /**
  * `glob`: lists the workspace's files that match a glob pattern (`src/**\/*.ts`,
  * `*.{md,txt}`), as sorted workspace-relative paths, at most `GLOB_LIMIT` of them (the count
- * of the others is given). Files the caller may not read (`ctx.canAccess('read', resource)`,
- * the resource as `workspaceResource` gives it) are left out and counted; files the session's
+ * of the others is given). Files the caller's rules keep from `glob` or from `read`
+ * (`ctx.canAccess`, the resource as `workspaceResource` gives it) are left out and counted; files the session's
  * sandbox denies are left out silently, and its denied folders are not entered (see
  * `walkBoundary`), also when the pattern leads through a link. Folders are never
  * listed, only files. `value` is the array of paths. The call's own `resource` is the pattern.
@@ -111,7 +111,13 @@ export const globTool = defineTool({
     // What the sandbox denies is left out without a word, as if it were not there (the shell sees no more).
     const found = boundary ? walked.filter((path) => boundary.shows(join(ctx.workspace, path))) : walked;
     const { canAccess } = ctx;
-    const allowed = canAccess ? found.filter((path) => canAccess('read', workspaceResource(ctx.workspace, path))) : found;
+    // Each file passes the caller's rules for glob itself and for read (a name can tell as much as a text).
+    const allowed = canAccess
+      ? found.filter((path) => {
+          const resource = workspaceResource(ctx.workspace, path);
+          return canAccess('glob', resource) && canAccess('read', resource);
+        })
+      : found;
     const refused = found.length - allowed.length;
     const paths = allowed.slice(0, GLOB_LIMIT);
     const details = { pattern: relative, matched: allowed.length, shown: paths.length, refused };

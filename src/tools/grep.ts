@@ -65,9 +65,9 @@ export function compileGrepPattern(pattern: string): RegExp {
  * `path:line: text`, files in path order and lines in file order. Folders are searched like
  * `glob` walks them (hidden entries, `node_modules/` and `.git/` skipped unless the path is
  * inside them, symbolic links not followed); binary files and files over
- * `GREP_FILE_LIMIT_BYTES` are skipped; files the caller may not read
- * (`ctx.canAccess('read', resource)`, the resource as `workspaceResource` gives it) are left
- * out and counted; what the session's sandbox denies is refused when named as `path`, and
+ * `GREP_FILE_LIMIT_BYTES` are skipped; files the caller's rules keep from `grep` or from
+ * `read` (`ctx.canAccess`, the resource as `workspaceResource` gives it) are left out and
+ * counted; what the session's sandbox denies is refused when named as `path`, and
  * otherwise left out silently, its folders not entered (see `walkBoundary`). The call's own
  * `resource` is the searched path, given the same way. At most `GREP_MATCH_LIMIT` lines are
  * listed and each is cut to `GREP_LINE_CHARS`. `value` holds the same matches as objects. It
@@ -141,7 +141,9 @@ async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: 
   const ordered = [...files].sort((a, b) => compareCodeUnits(a.shown, b.shown));
   for (const file of ordered) {
     ctx.signal.throwIfAborted();
-    if (ctx.canAccess && !ctx.canAccess('read', workspaceResource(ctx.workspace, file.absolute))) {
+    const resource = workspaceResource(ctx.workspace, file.absolute);
+    // The caller's rules for grep itself and for read both apply to each file it opens.
+    if (ctx.canAccess && !(ctx.canAccess('grep', resource) && ctx.canAccess('read', resource))) {
       tally.refused += 1;
       continue;
     }

@@ -108,8 +108,16 @@ describe('glob', () => {
     const result = await glob('**/*.txt', ctx);
     expect(result.value).toEqual(['public/a.txt', 'public/c.txt']);
     expect(result.output).toBe('public/a.txt\npublic/c.txt\n(1 matching file you may not read left out)');
-    expect(asked).toContainEqual(['read', 'secret/b.txt']);
-    expect(asked.every(([tool]) => tool === 'read')).toBe(true);
+    expect(asked).toContainEqual(['glob', 'secret/b.txt']);
+    expect(asked).toContainEqual(['read', 'public/a.txt']);
+    expect(asked.every(([tool]) => tool === 'read' || tool === 'glob')).toBe(true);
+  });
+
+  it('applies the caller’s rules for glob itself to each file, not only those for read', async () => {
+    await files('public/a.txt', 'secret/k.txt');
+    const ctx: ToolContext = { ...makeToolContext(workspaceDir()), canAccess: (tool, resource) => tool !== 'glob' || !resource.startsWith('secret/') };
+    const result = await glob('**/k.txt', ctx);
+    expect(result.value).toEqual([]);
   });
 
   it('says so when every match is refused', async () => {

@@ -131,7 +131,16 @@ describe('grep', () => {
     };
     const result = await grep('needle', undefined, ctx);
     expect(result.output).toBe('public/a.txt:1: needle\n(1 file you may not read left out)');
-    expect(asked.sort()).toEqual(['read public/a.txt', 'read secret/b.txt']);
+    expect(asked.sort()).toEqual(['grep public/a.txt', 'grep secret/b.txt', 'read public/a.txt']);
+  });
+
+  it('applies the caller’s rules for grep itself to each file, not only those for read', async () => {
+    await file('public/a.txt', 'needle\n');
+    await file('secret/b.txt', 'needle\n');
+    // A rule on grep alone (tool = "grep", resource = "secret/**"): read may, grep may not.
+    const ctx: ToolContext = { ...makeToolContext(workspaceDir()), canAccess: (tool, resource) => tool !== 'grep' || !resource.startsWith('secret/') };
+    const result = await grep('needle', undefined, ctx);
+    expect(result.output).toBe('public/a.txt:1: needle\n(1 file you may not read left out)');
   });
 
   it('asks about the real path of a file reached through a symbolic link', async () => {
