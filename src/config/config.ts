@@ -4,7 +4,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import type { ModelInfo } from '../llm/model-info';
 import type { ToolFormat } from '../parse/tool-use';
-import type { PolicyRule } from '../policy/admit';
+import type { PolicyRule, RuleSource } from '../policy/admit';
 import { configFileSchemas } from './config-file-schema';
 import {
   BUILTIN_TOOL_NAMES,
@@ -44,7 +44,11 @@ export interface FenceConfig {
   toolFormat: ToolFormat;
   /** User tools by name; each name is a JavaScript identifier that is no built-in's name. */
   tools: Record<string, CommandToolConfig>;
-  /** Admission rules, the project's first, then the user's (the first match wins). */
+  /**
+   * Admission rules, the user's then the project's, each with its `source`: `admit` reads the
+   * two apart, and the stricter answer wins, so a project's rules can restrict but never
+   * loosen the user's.
+   */
   policy: PolicyRule[];
   ptc: PtcConfig;
   /**
@@ -91,8 +95,9 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 
 /**
  * Loads the user's `config.toml` and the project's `fence.toml`, validates both and merges
- * them: the project's tools replace the user's of the same name whole, its policy rules come
- * before the user's, its `[mcp.servers.<name>]` tables replace the user's of the same name
+ * them: the project's tools replace the user's of the same name whole, its policy rules are
+ * kept apart from the user's (each tagged with its `source`; a project's can only add
+ * restrictions, see `admit`), its `[mcp.servers.<name>]` tables replace the user's of the same name
  * whole, and its `[ptc]` keys and the keys of each of its `[models."<id>"]` tables
  * override the user's one by one; missing keys take their defaults. A missing file counts as
  * empty. Never throws: a TOML syntax error, a value of the wrong type, an unknown key, a bad
@@ -157,7 +162,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
     tools: { ...user.tools, ...projectTools },
-    policy: [...(project.policy ?? []), ...(user.policy ?? [])],
+    policy: [...tagRules(user.policy, 'user'), ...tagRules(project.policy, 'project')],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
     mcpServers: { ...user.mcpServers, ...projectServers },
@@ -165,6 +170,11 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
     sandbox,
   };
+}
+
+/** One file's policy rules, each marked with the file it came from. */
+function tagRules(rules: readonly PolicyRule[] | undefined, source: RuleSource): PolicyRule[] {
+  return (rules ?? []).map((rule) => ({ ...rule, source }));
 }
 
 /**

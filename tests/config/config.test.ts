@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PTC_CONFIG, loadConfig, parseConfigText, userConfigPath, type LoadConfigResult } from '../../src/config/config';
 import { configFileSchemas } from '../../src/config/config-file-schema';
 import { configHome } from '../../src/config/paths';
+import { admit, pathGuard } from '../../src/policy/admit';
 import { useTempWorkspace } from '../support/tool-context';
 
 const root = useTempWorkspace('fence-config-');
@@ -97,7 +98,7 @@ cache_write_per_mtok = 0
             cwd: 'tools',
           },
         },
-        policy: [{ tool: 'read', resource: 'secrets/**', principal: 'program:*', intent: '*', action: 'deny', reason: 'secrets stay out of programs' }],
+        policy: [{ tool: 'read', resource: 'secrets/**', principal: 'program:*', intent: '*', action: 'deny', reason: 'secrets stay out of programs', source: 'project' }],
         ptc: { ...DEFAULT_PTC_CONFIG, memoryMb: 128, cpuTimeSeconds: 2.5, eligible: ['save', 'shell'] },
         models: {
           'local/qwen3': { contextWindow: 32768, maxOutputTokens: 8192, inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 },
@@ -233,9 +234,54 @@ max_tool_calls = 50
       command: ['node', 'tools/get-expenses.js'],
       parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
     });
-    expect(config.policy.map((rule) => rule.tool)).toEqual(['read', 'save', 'shell']);
+    expect(config.policy.map((rule) => [rule.source, rule.tool])).toEqual([['user', 'shell'], ['project', 'read'], ['project', 'save']]);
     expect(config.ptc).toEqual({ ...DEFAULT_PTC_CONFIG, memoryMb: 32, maxToolCalls: 50, eligible: ['save'] });
     expect(config.sources).toEqual([join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml'), join(dirs().workspace, 'fence.toml')]);
+  });
+
+  describe("the project's policy rules restrict, never loosen, the user's", () => {
+    const denySecret = '[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n';
+    const allowAll = '[[policy]]\ntool = "*"\naction = "allow"\n';
+    const rulesOf = async (files: { user?: string; project?: string }) => {
+      const result = await writeConfigs(files);
+      if (!('config' in result)) throw new Error(result.error);
+      return result.config.policy;
+    };
+    const read = (resource: string) => ({ principal: 'model', tool: 'read', resource });
+
+    it("keeps a user's deny on secret/** against a project's allow-all, before or after the project's other rules", async () => {
+      const before = `${allowAll}\n[[policy]]\ntool = "save"\naction = "ask"\n`;
+      const after = `[[policy]]\ntool = "save"\naction = "ask"\n\n${allowAll}`;
+      for (const project of [allowAll, before, after]) {
+        const rules = await rulesOf({ user: denySecret, project });
+        expect(admit(read('secret/key.txt'), rules)).toMatchObject({ action: 'deny', reason: expect.stringContaining("policy rule 1 of the user's config.toml") });
+        expect(admit(read('src/a.ts'), rules)).toMatchObject({ action: 'allow' });
+        expect(pathGuard(dirs().workspace, rules, 'model', undefined, 'read')('secret/key.txt')).toBe(false);
+      }
+    });
+
+    it("lets a project's deny restrict what the user allows", async () => {
+      const rules = await rulesOf({ user: allowAll, project: '[[policy]]\ntool = "save"\naction = "allow"\n\n' + denySecret });
+      expect(admit(read('secret/key.txt'), rules)).toEqual({ action: 'deny', reason: 'denied by policy rule 2 of fence.toml (tool "read", resource "secret/**")', rule: 2 });
+      expect(admit(read('src/a.ts'), rules)).toMatchObject({ action: 'allow' });
+    });
+
+    it("asks when either file asks and the other allows", async () => {
+      const ask = '[[policy]]\ntool = "read"\naction = "ask"\n';
+      expect(admit(read('a.txt'), await rulesOf({ user: ask, project: allowAll }))).toMatchObject({ action: 'ask', reason: expect.stringContaining("config.toml") });
+      expect(admit(read('a.txt'), await rulesOf({ user: allowAll, project: ask }))).toMatchObject({ action: 'ask', reason: expect.stringContaining('fence.toml') });
+    });
+
+    it('without a project file, decides as the user file alone says', async () => {
+      const rules = await rulesOf({ user: `[[policy]]\ntool = "read"\nresource = "secret/public.txt"\naction = "allow"\n\n${denySecret}` });
+      expect(admit(read('secret/public.txt'), rules)).toEqual({ action: 'allow', rule: 0 });
+      expect(admit(read('secret/key.txt'), rules)).toMatchObject({ action: 'deny', rule: 1 });
+      expect(admit(read('a.txt'), rules)).toEqual({ action: 'allow' });
+    });
+
+    it('does not let a file set where its rules come from', async () => {
+      expect(await projectError('[[policy]]\ntool = "*"\naction = "allow"\nsource = "user"\n')).toMatch(/^fence\.toml: policy\[0\]/);
+    });
   });
 
   it('reads the user file alone', async () => {

@@ -123,6 +123,50 @@ describe('admit', () => {
   });
 });
 
+describe("the user's rules and a project's", () => {
+  const user = (rule: PolicyRule): PolicyRule => ({ ...rule, source: 'user' });
+  const project = (rule: PolicyRule): PolicyRule => ({ ...rule, source: 'project' });
+  const secret = request({ resource: 'secret/key.txt' });
+
+  it("keeps a user's deny against a project's allow-all, wherever the project's rule stands", () => {
+    const denySecret = user({ tool: 'read', resource: 'secret/**', action: 'deny' });
+    const allowAll = project({ tool: '*', action: 'allow' });
+    for (const rules of [[allowAll, denySecret], [denySecret, allowAll]]) {
+      expect(admit(secret, rules)).toEqual({
+        action: 'deny',
+        reason: 'denied by policy rule 1 of the user\'s config.toml (tool "read", resource "secret/**")',
+        rule: rules.indexOf(denySecret),
+      });
+      expect(admit(request({ resource: 'src/a.ts' }), rules)).toEqual({ action: 'allow', rule: rules.indexOf(allowAll) });
+    }
+  });
+
+  it("lets a project's deny restrict what the user allows, and names the project's rule", () => {
+    const rules = [
+      user({ tool: '*', action: 'allow' }),
+      project({ tool: 'save', action: 'allow' }),
+      project({ tool: 'read', resource: 'secret/**', action: 'deny' }),
+    ];
+    expect(admit(secret, rules)).toEqual({ action: 'deny', reason: 'denied by policy rule 2 of fence.toml (tool "read", resource "secret/**")', rule: 2 });
+    expect(admit(request({ resource: 'src/a.ts' }), rules)).toEqual({ action: 'allow', rule: 0 });
+  });
+
+  it("asks when the user asks and the project allows, and when the project asks and the user allows", () => {
+    const userAsks = [project({ tool: '*', action: 'allow' }), user({ tool: 'read', action: 'ask' })];
+    expect(admit(secret, userAsks)).toEqual({ action: 'ask', reason: 'confirmation required by policy rule 1 of the user\'s config.toml (tool "read")', rule: 1 });
+    const projectAsks = [user({ tool: 'read', action: 'allow' }), project({ tool: 'read', action: 'ask', reason: 'the project wants a yes' })];
+    expect(admit(secret, projectAsks)).toEqual({ action: 'ask', reason: 'the project wants a yes', rule: 1 });
+    // A user's deny beats a project's ask; each list has one first match only.
+    const both = [user({ tool: 'read', action: 'deny' }), project({ tool: 'read', action: 'ask' }), project({ tool: 'read', action: 'deny' })];
+    expect(admit(secret, both)).toMatchObject({ action: 'deny', rule: 0 });
+  });
+
+  it('reads rules without a source as the user\'s', () => {
+    const rules: PolicyRule[] = [project({ tool: '*', action: 'allow' }), { tool: 'read', resource: 'secret/**', action: 'deny' }];
+    expect(admit(secret, rules)).toEqual({ action: 'deny', reason: 'denied by policy rule 1 (tool "read", resource "secret/**")', rule: 1 });
+  });
+});
+
 describe('pathGuard', () => {
   const workspace = useTempWorkspace('fence-policy-');
 
@@ -141,6 +185,18 @@ describe('pathGuard', () => {
     expect(pathGuard(workspace(), rules, 'model', undefined, 'read')('secrets/.env')).toBe(true);
     expect(pathGuard(workspace(), rules, program, undefined, 'grep')('secrets/.env')).toBe(true);
     expect(pathGuard(workspace(), [], program, undefined, 'read')('secrets/.env')).toBe(true);
+  });
+
+  it("leaves out a file the user denies even when the project allows everything", () => {
+    const rules: PolicyRule[] = [
+      { tool: 'glob', resource: 'drafts/**', action: 'deny', source: 'project' },
+      { tool: '*', action: 'allow', source: 'project' },
+      { tool: 'glob', resource: 'secret/**', action: 'deny', source: 'user' },
+    ];
+    const guard = pathGuard(workspace(), rules, 'model', undefined, 'glob');
+    expect(guard('secret/key.txt')).toBe(false);
+    expect(guard('drafts/a.md')).toBe(false);
+    expect(guard('src/app.ts')).toBe(true);
   });
 
   it('sees through .. and symlinks', async () => {
