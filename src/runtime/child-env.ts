@@ -1,5 +1,3 @@
-import { DEFAULT_MODELS } from '../llm/models';
-
 /**
  * The environment of the processes the model drives (the persistent shell and the Python
  * kernel): fence's own, without the keys fence talks to the model with and without variables
@@ -7,8 +5,11 @@ import { DEFAULT_MODELS } from '../llm/models';
  * conversation. The user names in `[sandbox] pass_env` of their own config.toml those to keep.
  */
 
-/** The provider keys fence itself reads (see `resolveModel`): never passed on unless named in `pass_env`. */
-export const PROVIDER_KEY_VARIABLES: readonly string[] = [...new Set([...DEFAULT_MODELS.map((entry) => entry.key), 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENROUTER_API_KEY'])];
+/**
+ * The provider keys fence itself reads (see `resolveModel`; a test checks this list against it):
+ * never passed on unless named in `pass_env`. Written out here: the runtime does not import llm.
+ */
+export const PROVIDER_KEY_VARIABLES: readonly string[] = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'OPENROUTER_API_KEY'];
 
 /**
  * The word parts that mark a credential. A name is split at every character that is not a

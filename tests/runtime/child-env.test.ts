@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { childEnvironment, isWithheld, looksLikeCredential } from '../../src/runtime/child-env';
+import { DEFAULT_MODELS } from '../../src/llm/models';
+import { childEnvironment, isWithheld, looksLikeCredential, PROVIDER_KEY_VARIABLES } from '../../src/runtime/child-env';
 import { kernelEnvironment } from '../../src/runtime/python-launch';
 import { shellEnvironment } from '../../src/runtime/shell-setup';
 
@@ -36,6 +37,10 @@ describe('the environment of the shell and the kernel', () => {
     for (const name of ['PATH', 'HOME', 'LANG', 'PWD', 'GIT_AUTHOR_NAME', 'KEYTIMEOUT', 'TOKENIZERS_PARALLELISM', 'PYTHON_KEYRING_BACKEND', 'LESSKEY', 'FENCE_HOME', 'OPENAI_BASE_URL']) {
       expect(isWithheld(name), name).toBe(false);
     }
+  });
+
+  it('withholds every key resolveModel reads', () => {
+    for (const { key } of DEFAULT_MODELS) expect(PROVIDER_KEY_VARIABLES).toContain(key);
   });
 
   it('keeps the rest, and what pass_env names', () => {
