@@ -77,7 +77,7 @@ export async function openSession(options: {
       auto: options.auto === true,
     });
     if ('error' in chosen) throw new Error(chosen.error);
-    shell = startShell(options.workspace, chosen.sandbox, chosen.warning ? { warning: chosen.warning } : {});
+    shell = startShell(options.workspace, chosen.sandbox, { passEnv: options.config.sandbox.passEnv, ...(chosen.warning ? { warning: chosen.warning } : {}) });
   }
   if (shell.warning) warn(shell.warning);
   for (const line of options.config.sandbox.ignored) warn(`fence: ${line}`);
@@ -166,6 +166,7 @@ function openWithTools(
         cwd: options.workspace,
         onToolCall: bridge.call,
         toolNames: bridge.toolNames,
+        passEnv: options.config.sandbox.passEnv,
         ...(shell.sandbox.kind === 'none' ? {} : { sandbox: shell.sandbox }),
       }),
     );

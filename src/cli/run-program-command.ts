@@ -82,7 +82,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     const ctx = {
       workspace: workspace.path,
       signal: controller.signal,
-      bash: () => (bash ??= import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd: workspace.path }))),
+      bash: () => (bash ??= import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd: workspace.path, passEnv: loaded.config.sandbox.passEnv }))),
     };
     const run = await runProgram({
       code,

@@ -31,14 +31,19 @@ export interface StartingShell {
  * before this returns (see `BashSession.start`), so it starts up while the caller goes on. A
  * failed start is kept: each `get` rejects with it, which the shell tool reports.
  */
-export function startShell(cwd: string, sandbox?: OsSandbox, extra: { sessionId?: string; warning?: string; config?: FenceConfig } = {}): StartingShell {
+export function startShell(
+  cwd: string,
+  sandbox?: OsSandbox,
+  extra: { sessionId?: string; warning?: string; config?: FenceConfig; passEnv?: readonly string[] } = {},
+): StartingShell {
   const own = sandbox ?? noSandbox(offPolicy(cwd));
-  const started = BashSession.start({ cwd, ...(own.kind === 'none' ? {} : { sandbox: own }) });
+  const { passEnv, ...kept } = extra;
+  const started = BashSession.start({ cwd, ...(passEnv?.length ? { passEnv } : {}), ...(own.kind === 'none' ? {} : { sandbox: own }) });
   started.catch(() => undefined);
   return {
     cwd,
     sandbox: own,
-    ...extra,
+    ...kept,
     get: () => started,
     close: async (options) => {
       await (await started.catch(() => undefined))?.close(options);
@@ -73,5 +78,10 @@ export function startShellForCommand(options: { workspace?: string; resume?: str
     auto: options.auto === true,
   });
   if ('error' in chosen) return undefined;
-  return startShell(workspace.path, chosen.sandbox, { sessionId, config: loaded.config, ...(chosen.warning ? { warning: chosen.warning } : {}) });
+  return startShell(workspace.path, chosen.sandbox, {
+    sessionId,
+    config: loaded.config,
+    passEnv: loaded.config.sandbox.passEnv,
+    ...(chosen.warning ? { warning: chosen.warning } : {}),
+  });
 }

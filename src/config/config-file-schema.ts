@@ -190,6 +190,10 @@ function buildSchemas(): ConfigFileSchemas {
         error: expected('true, false, or an array of host names such as ["registry.npmjs.org"]'),
       })
       .optional(),
+    pass_env: arrayOf(
+      text.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: expected('an environment variable name such as GITHUB_TOKEN') }),
+      'an array of environment variable names',
+    ).optional(),
   };
 
   /** One configuration file, keys as written. */

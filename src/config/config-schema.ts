@@ -168,6 +168,8 @@ export interface SandboxFileConfig {
   deny_read?: string[];
   /** `true`: the network is on; a list: only these hosts; `false` (the default): off. */
   network?: boolean | string[];
+  /** Variables the shell and the Python kernel get although they look like credentials (honoured from the user's file only). */
+  pass_env?: string[];
 }
 
 /**
@@ -181,5 +183,7 @@ export interface SandboxConfig {
   writable: string[];
   denyRead: string[];
   network: boolean | string[];
+  /** `pass_env` of the user's file: a project's is ignored (see `childEnvironment`). */
+  passEnv: string[];
   ignored: string[];
 }

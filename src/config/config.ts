@@ -195,6 +195,9 @@ function mergeSandbox(user: SandboxFileConfig, project: SandboxFileConfig): Sand
   if (project.writable?.length) {
     ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] writable ignored: only your own config.toml can add writable paths`);
   }
+  if (project.pass_env?.length) {
+    ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] pass_env ignored: only your own config.toml can pass credentials to the shell and Python`);
+  }
   const userNetwork = user.network ?? false;
   let network = userNetwork;
   if (project.network !== undefined) {
@@ -214,6 +217,7 @@ function mergeSandbox(user: SandboxFileConfig, project: SandboxFileConfig): Sand
     writable: [...(user.writable ?? [])],
     denyRead: [...(user.deny_read ?? []), ...(project.deny_read ?? [])],
     network,
+    passEnv: [...(user.pass_env ?? [])],
     ignored,
   };
 }

@@ -65,6 +65,8 @@ export interface BashSessionOptions {
   cwd: string;
   /** Extra environment variables (merged over process.env and the non-interactive defaults). */
   env?: Record<string, string>;
+  /** Variables of process.env kept although they look like credentials (`[sandbox] pass_env`; see `childEnvironment`). */
+  passEnv?: readonly string[];
   /**
    * Memory cap for one command's captured output, in bytes (default {@link DEFAULT_MAX_OUTPUT_BYTES}):
    * beyond it the head and the tail are kept and the dropped middle is counted.
@@ -209,7 +211,7 @@ export class BashSession {
   static async start(options: BashSessionOptions): Promise<BashSession> {
     // node-pty is a native addon kept out of the bundle: loaded only when a shell is needed.
     const { spawn } = loadNodePty();
-    const session = new BashSession(spawn, options, shellEnvironment(options.env));
+    const session = new BashSession(spawn, options, shellEnvironment(options.env, options.passEnv));
     // In a sandbox the command file's folder is mounted into it, so it must exist before bash does.
     const early = options.sandbox ? makeTempDirNow() : undefined;
     if (early) session.commandFile = join(early, 'command.sh');

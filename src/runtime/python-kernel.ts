@@ -46,6 +46,8 @@ export interface PythonKernelOptions {
   cwd: string;
   /** Extra environment variables, merged over process.env. */
   env?: Record<string, string>;
+  /** Variables of process.env kept although they look like credentials (`[sandbox] pass_env`; see `childEnvironment`). */
+  passEnv?: readonly string[];
   /**
    * Interpreter: this, else `FENCE_PYTHON`, else `python3` on PATH. A version-manager shim
    * (pyenv, asdf, mise) is asked once per process for the real interpreter, so that a kernel
@@ -253,7 +255,7 @@ export class PythonKernel {
     const line = sandbox ? sandbox.wrap(this.interpreter, args, { cwd, binds: [{ path: this.tempDir, writable: true }] }) : { command: this.interpreter, args };
     const child = spawn(line.command, line.args, {
       cwd,
-      env: kernelEnvironment(this.options.env, this.tempDir),
+      env: kernelEnvironment(this.options.env, this.tempDir, this.options.passEnv),
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       // A process group of its own: SIGINT and the final kill reach the cell's child processes too.
       detached: true,

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { access, constants as fsConstants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childEnvironment } from './child-env';
 import { makeOwnedTempDir } from './owned-temp-dir';
 
 /**
@@ -30,15 +31,18 @@ export function kernelScript(): string {
 }
 
 /**
- * The kernel's environment: process.env; IPython's files in the kernel's temp folder (never in
+ * The kernel's environment: `base` (process.env) without credentials unless named in `passEnv`
+ * (see `childEnvironment`); IPython's files in the kernel's temp folder (never in
  * the user's home); unbuffered, UTF-8 output for Python children too; no pager, no colours, no
  * plot windows; then `extra`.
  */
-export function kernelEnvironment(extra: Record<string, string> | undefined, tempDir: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) env[key] = value;
-  }
+export function kernelEnvironment(
+  extra: Record<string, string> | undefined,
+  tempDir: string,
+  passEnv: readonly string[] = [],
+  base: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const env = childEnvironment(passEnv, base);
   Object.assign(env, {
     IPYTHONDIR: join(tempDir, 'ipython'),
     PYTHONUNBUFFERED: '1',

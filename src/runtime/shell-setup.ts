@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { childEnvironment } from './child-env';
 import { stripTerminalCodes } from './command-output';
 import { makeOwnedTempDir, makeOwnedTempDirNow } from './owned-temp-dir';
 
@@ -82,14 +83,12 @@ export const SHELL_SETUP = "stty -echo 2>/dev/null; PS2=''; PS0=''; PROMPT_COMMA
 export const SESSION_VARIABLE = 'FENCE_SHELL_SESSION';
 
 /**
- * process.env, then the non-interactive defaults, a UTF-8 locale if none is set, then `extra`,
- * then {@link SESSION_VARIABLE} with a new random value.
+ * `base` (process.env) without credentials unless named in `passEnv` (see `childEnvironment`),
+ * then the non-interactive defaults, a UTF-8 locale if none is set, then `extra`, then
+ * {@link SESSION_VARIABLE} with a new random value.
  */
-export function shellEnvironment(extra: Record<string, string> | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) env[key] = value;
-  }
+export function shellEnvironment(extra: Record<string, string> | undefined, passEnv: readonly string[] = [], base: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env = childEnvironment(passEnv, base);
   Object.assign(env, NON_INTERACTIVE_ENV);
   const locale = env.LC_ALL || env.LC_CTYPE || env.LANG || '';
   if (!/utf-?8/i.test(locale)) {

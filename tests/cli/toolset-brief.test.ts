@@ -18,7 +18,7 @@ const sessionRef = () => ({ id: session().id, dir: session().dir });
 const now = new Date('2026-03-04T05:06:07Z');
 
 function config(fields: { tools?: Record<string, CommandToolConfig>; briefToolsAboveTokens?: number; hideToolsAboveTokens?: number } = {}): FenceConfig {
-  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sandbox: { writable: [], denyRead: [], network: false, ignored: [] }, sources: [], ...fields };
+  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: [], ptc: DEFAULT_PTC_CONFIG, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [], ...fields };
 }
 
 /** Whether the toolset lists its registered tools briefly: then it offers `describe`. */

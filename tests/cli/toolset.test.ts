@@ -37,7 +37,7 @@ async function lookupScript(): Promise<CommandToolConfig> {
 }
 
 function config(fields: { tools?: Record<string, CommandToolConfig>; policy?: PolicyRule[]; ptc?: Partial<PtcConfig> } = {}): FenceConfig {
-  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: fields.policy ?? [], ptc: { ...DEFAULT_PTC_CONFIG, ...fields.ptc }, sandbox: { writable: [], denyRead: [], network: false, ignored: [] }, sources: [] };
+  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: fields.tools ?? {}, policy: fields.policy ?? [], ptc: { ...DEFAULT_PTC_CONFIG, ...fields.ptc }, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [] };
 }
 
 const names = (tools: readonly ToolSpec[]) => tools.map((t) => t.name);

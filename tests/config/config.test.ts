@@ -48,7 +48,7 @@ describe('configHome', () => {
 
 describe('loadConfig', () => {
   it('gives the defaults when neither file exists', async () => {
-    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, sandbox: { writable: [], denyRead: [], network: false, ignored: [] }, sources: [] } });
+    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [] } });
     expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
   });
 
@@ -104,7 +104,7 @@ cache_write_per_mtok = 0
           'local/qwen3': { contextWindow: 32768, maxOutputTokens: 8192, inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 },
         },
         mcpServers: {},
-        sandbox: { writable: [], denyRead: [], network: false, ignored: [] },
+        sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] },
         sources: [join(dirs().workspace, 'fence.toml')],
       },
     });
@@ -113,11 +113,11 @@ cache_write_per_mtok = 0
   it('reads [sandbox] from the user’s file, and refuses bad values', async () => {
     const user = '[sandbox]\nmode = "read-only"\nwritable = ["~/scratch"]\ndeny_read = ["~/private"]\nnetwork = ["registry.npmjs.org"]\n';
     expect(await writeConfigs({ user })).toMatchObject({
-      config: { sandbox: { mode: 'read-only', writable: ['~/scratch'], denyRead: ['~/private'], network: ['registry.npmjs.org'], ignored: [] } },
+      config: { sandbox: { mode: 'read-only', writable: ['~/scratch'], denyRead: ['~/private'], network: ['registry.npmjs.org'], passEnv: [], ignored: [] } },
     });
     expect(await projectError('[sandbox]\nmode = "none"\n')).toBe('fence.toml: sandbox.mode: expected "workspace-write", "read-only" or "off", got "none"');
     expect(await projectError('[sandbox]\nnetwork = "yes"\n')).toMatch(/^fence\.toml: sandbox\.network: expected true, false, or an array of host names/);
-    expect(await projectError('[sandbox]\nallow = true\n')).toBe('fence.toml: sandbox: unknown key "allow" (known keys: mode, writable, deny_read, network)');
+    expect(await projectError('[sandbox]\nallow = true\n')).toBe('fence.toml: sandbox: unknown key "allow" (known keys: mode, writable, deny_read, network, pass_env)');
     expect(await projectError('[tools.t]\ndescription = "d"\ncommand = ["t"]\nsandbox = "no"\n')).toBe('fence.toml: tools.t.sandbox: expected true or false, got "no"');
   });
 
@@ -170,6 +170,18 @@ cache_write_per_mtok = 0
     expect(await writeConfigs({ user: '[sandbox]\nmode = "off"\nnetwork = true\n', project: '[sandbox]\nmode = "workspace-write"\nnetwork = false\n' })).toMatchObject({
       config: { sandbox: { mode: 'workspace-write', network: false, ignored: [] } },
     });
+  });
+
+  it('takes [sandbox] pass_env from the user’s file only, and says when a project asked for it', async () => {
+    const both = await writeConfigs({ user: '[sandbox]\npass_env = ["GITHUB_TOKEN"]\n', project: '[sandbox]\npass_env = ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY"]\n' });
+    if (!('config' in both)) throw new Error(both.error);
+    expect(both.config.sandbox.passEnv).toEqual(['GITHUB_TOKEN']);
+    expect(both.config.sandbox.ignored).toEqual(['fence.toml: [sandbox] pass_env ignored: only your own config.toml can pass credentials to the shell and Python']);
+    const projectOnly = await writeConfigs({ user: '', project: '[sandbox]\npass_env = ["OPENAI_API_KEY"]\n' });
+    if (!('config' in projectOnly)) throw new Error(projectOnly.error);
+    expect(projectOnly.config.sandbox.passEnv).toEqual([]);
+    expect(projectOnly.config.sandbox.ignored).toHaveLength(1);
+    expect(await projectError('[sandbox]\npass_env = ["NOT A NAME"]\n')).toMatch(/^fence\.toml: sandbox\.pass_env(\[0\])?: expected an environment variable name/);
   });
 
   it('reads tool_format, the project over the user, and refuses any other value', async () => {

@@ -20,7 +20,7 @@ const workspace = useTempWorkspace('fence-program-tool-');
 const session = useTempSession();
 
 function config(fields: { policy?: PolicyRule[]; ptc?: Partial<PtcConfig> } = {}): FenceConfig {
-  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: {}, policy: fields.policy ?? [], ptc: { ...DEFAULT_PTC_CONFIG, ...fields.ptc }, sandbox: { writable: [], denyRead: [], network: false, ignored: [] }, sources: [] };
+  return { toolFormat: 'markdown', models: {}, mcpServers: {}, tools: {}, policy: fields.policy ?? [], ptc: { ...DEFAULT_PTC_CONFIG, ...fields.ptc }, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [] };
 }
 
 const sessionRef = () => ({ id: session().id, dir: session().dir });
