@@ -71,7 +71,14 @@ export function startTerminalSession(options: {
       for (const check of [...waiters]) check();
     });
   });
-  const exited = new Promise<number>((resolve) => child.onExit(({ exitCode }) => resolve(exitCode)));
+  // Settles once the terminal has drawn everything the program wrote: the pty's last output can
+  // come after its exit event, and xterm.js draws each write a moment after it is given.
+  const exited = new Promise<number>((resolve) => child.onExit(({ exitCode }) => resolve(exitCode))).then(async (code) => {
+    await pending;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await pending;
+    return code;
+  });
   let alive = true;
   void exited.then(() => {
     alive = false;
