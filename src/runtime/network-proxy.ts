@@ -24,8 +24,6 @@ export interface NetworkProxy {
   readonly dir: string;
   readonly socket: string;
   readonly forwarder: string;
-  /** The hosts refused so far, for the notes the model is given. */
-  readonly refused: ReadonlySet<string>;
   close(): void;
 }
 
@@ -53,18 +51,16 @@ export function startNetworkProxy(dir: string, allowed: readonly string[]): Netw
   const socket = join(dir, 'proxy.sock');
   const forwarder = join(dir, 'forward.cjs');
   writeFileSync(forwarder, FORWARDER, { mode: 0o444 });
-  const refused = new Set<string>();
   const open = new Set<Socket>();
   const track = (s: Socket) => {
     open.add(s);
     s.on('close', () => open.delete(s));
   };
-  const server: Server = createServer((req, res) => forward(req, res, allowed, refused));
+  const server: Server = createServer((req, res) => forward(req, res, allowed));
   server.on('connection', track);
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     const target = splitHostPort(req.url ?? '', 443);
     if (!target || !hostAllowed(allowed, target.host, target.port)) {
-      if (target) refused.add(target.host);
       client.end(refusal(target?.host ?? req.url ?? ''));
       return;
     }
@@ -89,7 +85,6 @@ export function startNetworkProxy(dir: string, allowed: readonly string[]): Netw
     dir,
     socket,
     forwarder,
-    refused,
     close() {
       for (const s of open) s.destroy();
       server.close();
@@ -104,7 +99,7 @@ export function proxyEnvironment(): Record<string, string> {
 }
 
 /** A plain `http://` request through the proxy: forwarded when its host is allowed. */
-function forward(req: IncomingMessage, res: ServerResponse, allowed: readonly string[], refused: Set<string>): void {
+function forward(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): void {
   let url: URL;
   try {
     url = new URL(req.url ?? '');
@@ -114,7 +109,6 @@ function forward(req: IncomingMessage, res: ServerResponse, allowed: readonly st
   }
   const port = Number(url.port || 80);
   if (url.protocol !== 'http:' || !hostAllowed(allowed, url.hostname, port)) {
-    refused.add(url.hostname);
     res.writeHead(403, { 'content-type': 'text/plain' }).end(refusalText(url.hostname));
     return;
   }

@@ -10,8 +10,6 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 /** `workspace-write` (the default), `read-only`, or `off`. */
 export type SandboxMode = 'workspace-write' | 'read-only' | 'off';
 
-export const SANDBOX_MODES: readonly SandboxMode[] = ['workspace-write', 'read-only', 'off'];
-
 /** The rules of one session's sandbox. */
 export interface SandboxPolicy {
   mode: SandboxMode;
