@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import type { ToolSchema } from '../llm/provider';
 import type { ToolFormat } from '../parse/tool-use';
@@ -129,13 +127,4 @@ export function toolChangeNotice(before: readonly string[], tools: readonly Tool
   }
   if (gone.length > 0) lines.push(`Gone, no longer to be called: ${gone.join(', ')}.`);
   return lines.join('\n');
-}
-
-/** Reads `AGENTS.md` from the workspace, if present. Never throws. */
-export function readAgentsFile(workspace: string): string | undefined {
-  try {
-    return readFileSync(join(workspace, 'AGENTS.md'), 'utf8');
-  } catch {
-    return undefined;
-  }
 }

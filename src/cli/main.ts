@@ -106,6 +106,16 @@ function buildProgram(): Command {
       process.exitCode = sandboxCheckCommand(options);
     });
 
+  program
+    .command('trust [dir]')
+    .description("trust a folder (default: the current one) on this machine: sessions there use its fence.toml, AGENTS.md and .fence/programs/")
+    .option('--list', 'list the trusted folders and whether their files changed since')
+    .option('--revoke', 'stop trusting the folder')
+    .action(async (dir: string | undefined, options: { list?: boolean; revoke?: boolean }) => {
+      const { trustCommand } = await import('./trust-command');
+      process.exitCode = trustCommand(dir, options);
+    });
+
   const programs = program.command('programs').description('saved programs: keep a program that worked, test it, approve it as a tool');
   const workspaceOption = ['-w, --workspace <dir>', 'folder whose .fence/programs/ counts beside the user-wide programs (default: the current folder)'] as const;
   programs

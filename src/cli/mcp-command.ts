@@ -1,4 +1,5 @@
 import { loadConfig } from '../config/config';
+import { trustNotice } from '../config/trust';
 import type { McpServerConfig } from '../config/config-schema';
 import { createMcpTools } from '../tools/mcp-tool';
 import { connectMcpServers, mcpToolCacheDir } from './mcp-servers';
@@ -33,8 +34,10 @@ export async function mcpListCommand(options: McpListOptions = {}): Promise<numb
     err(`fence: ${loaded.error}\n`);
     return 1;
   }
+  const untrusted = loaded.config.trust && trustNotice(loaded.config.trust);
+  if (untrusted) err(`${untrusted}\n`);
   if (Object.keys(loaded.config.mcpServers).length === 0) {
-    out('no MCP servers configured (add an [mcp.servers.<name>] table to fence.toml)\n');
+    out(untrusted ? 'no MCP servers to list: this folder is not trusted, and your own config.toml names none\n' : 'no MCP servers configured (add an [mcp.servers.<name>] table to fence.toml)\n');
     return 0;
   }
   // Always asks the servers, and keeps what they list for the sessions that follow.

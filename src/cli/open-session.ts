@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { OpenSession } from '../agent/session-parts';
-import { buildSystemPrompt, readAgentsFile, toolChangeNotice } from '../agent/system-prompt';
+import { buildSystemPrompt, toolChangeNotice } from '../agent/system-prompt';
 import type { FenceConfig } from '../config/config';
+import { isUsable, trustNotice } from '../config/trust';
 import { createMessage } from '../conversation/message';
 import { FileCheckpoints } from '../conversation/file-checkpoints';
 import { messagesToRepair, newRuntimesNotice } from '../conversation/resume';
@@ -14,6 +15,7 @@ import type { SandboxMode } from '../runtime/sandbox-policy';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
+import { agentsFileFor } from './agents-file';
 import { startMcpServers } from './mcp-servers';
 import { describeSandbox, openSessionSandbox } from './session-sandbox';
 import { startShell, type StartingShell } from './starting-shell';
@@ -80,6 +82,8 @@ export async function openSession(options: {
     shell = startShell(options.workspace, chosen.sandbox, { passEnv: options.config.sandbox.passEnv, ...(chosen.warning ? { warning: chosen.warning } : {}) });
   }
   if (shell.warning) warn(shell.warning);
+  const untrusted = options.config.trust && trustNotice(options.config.trust);
+  if (untrusted) warn(untrusted);
   for (const line of options.config.sandbox.ignored) warn(`fence: ${line}`);
   let mcp: Awaited<ReturnType<typeof startMcpServers>>;
   try {
@@ -106,7 +110,9 @@ function openWithTools(
   closeMcp: () => Promise<void>,
   warn: (line: string) => void,
 ): OpenSession {
-  const programs = approvedPrograms(programRoots(options.home, options.workspace));
+  // A project's programs only from a workspace the person trusts (see `workspaceTrust`).
+  const trusted = !options.config.trust || isUsable(options.config.trust);
+  const programs = approvedPrograms(programRoots(options.home, options.workspace).filter((root) => trusted || root.scope !== 'project'));
   // Where program runs write their traces: the session's folder, and a fork's once it goes on in one.
   const traceSession = { id, dir: join(options.home, 'sessions', id) };
   const toolset = buildToolset(options.config, traceSession, mcpTools, programs);
@@ -140,7 +146,7 @@ function openWithTools(
       workspace: options.workspace,
       format: options.format,
       auto: options.auto,
-      agentsFile: readAgentsFile(options.workspace),
+      agentsFile: agentsFileFor(options.workspace, options.config, shell.sandbox.policy, rules, warn),
     });
     store.append(createMessage('system', system, { pinned: true }));
   }

@@ -2,6 +2,8 @@ import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, type RunStop } from '../agent/run-stop';
 import { loadConfig } from '../config/config';
+import { describeProject } from '../config/project-summary';
+import { isUsable, trustWorkspace, type WorkspaceTrust } from '../config/trust';
 import { fenceHome } from '../config/paths';
 import { newSessionNameProblem, readSession } from '../conversation/session-store';
 import { modelInfo } from '../llm/model-info';
@@ -18,6 +20,7 @@ import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
 import type { StartingShell } from './starting-shell';
+import type { ChatSetup } from '../tui/chat';
 
 /** Options of the default command, as commander parses them. */
 export interface PromptCommandOptions {
@@ -98,22 +101,28 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
   if (interactive) {
     const { runChat } = await import('../tui/chat');
+    const trustQuestion = loaded.config.trust && !isUsable(loaded.config.trust) ? trustQuestionFor(loaded.config.trust) : undefined;
     return runChat({
-      openSession: ({ confirm, signal }) =>
-        openSession({
+      openSession: async ({ confirm, signal, config }) => {
+        // A shell started with the configuration the person has just trusted away is not this session's.
+        const sameConfig = config === loaded.config;
+        if (shell && !sameConfig) await shell.close();
+        return openSession({
           home: fenceHome(),
           workspace: workspace.path,
           modelId: resolved.id,
-          config: loaded.config,
+          config,
           format,
           signal,
           confirm,
           keepFiles: true,
           ...(options.sandbox ? { sandboxMode: options.sandbox } : {}),
-          ...(shell ? { shell } : {}),
+          ...(shell && sameConfig ? { shell } : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(resumeId ? { resume: resumeId.id } : {}),
-        }),
+        });
+      },
+      ...(trustQuestion ? { trustQuestion } : {}),
       home: fenceHome(),
       workspace: workspace.path,
       resolved,
@@ -236,6 +245,33 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     // The process exits right after (see main.ts): the shell and the kernel need not be waited for.
     await session.close({ exiting: true });
   }
+}
+
+/**
+ * The chat's question about a workspace whose own configuration is not trusted: what trusting
+ * it lets in (see `describeProject`), and how to record it and read the configuration again.
+ */
+function trustQuestionFor(trust: WorkspaceTrust): NonNullable<ChatSetup['trustQuestion']> {
+  const head =
+    trust.state === 'changed'
+      ? `This folder's own fence configuration changed since you trusted it (${(trust.changed ?? []).join(', ')}):`
+      : 'This folder has a fence configuration of its own, not trusted on this machine yet:';
+  return {
+    lines: [
+      head,
+      ...describeProject(trust).map((line) => `  ${line}`),
+      'Trusting it lets its tools and MCP servers run (inside the sandbox), its rules apply and its AGENTS.md reach the model.',
+      `Trust ${trust.workspace}? Without it, the session uses your own configuration only.`,
+    ],
+    trust: () => {
+      try {
+        trustWorkspace(trust.workspace);
+      } catch (error) {
+        return { error: `cannot record the trust: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
+      }
+      return loadConfig({ workspace: trust.workspace, env: process.env });
+    },
+  };
 }
 
 /** What a run's outcome means for the user and for scripts: its stop reason, answer and message. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
+import { trustNotice } from '../config/trust';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { parametersSchema, parseSignature } from '../ptc/program-params';
 import { runProgram } from '../ptc/run-program';
@@ -60,12 +61,15 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     return 1;
   }
 
+  const untrusted = loaded.config.trust && trustNotice(loaded.config.trust);
+  if (untrusted) err.write(`${untrusted}\n`);
+
   const home = fenceHome();
   const id = newSessionId();
   const session = { id, dir: join(home, 'sessions', id) };
   const mcp = await startMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') });
   for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
-  const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path)));
+  const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project')));
   for (const problem of toolset.problems) err.write(`fence: ${problem}\n`);
   const store = SessionStore.create(home, {
     id,

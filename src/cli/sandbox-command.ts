@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../config/config';
+import { trustNotice } from '../config/trust';
 import { fenceHome } from '../config/paths';
 import { bubblewrapSandbox, sandboxSupport } from '../runtime/os-sandbox';
 import type { SandboxMode } from '../runtime/sandbox-policy';
@@ -38,6 +39,8 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   const policy = sessionPolicy({ mode, config: loaded.config.sandbox, workspace: workspace.path, fenceHome: fenceHome(), sessionId: 'sandbox-check' });
   out(support.kind === 'none' ? `OS sandbox: none — ${support.reason}. To fix it: ${support.fix}` : `OS sandbox: ${support.kind} (${support.path})${support.kind === 'seatbelt' ? ', untested by fence on a Mac: no probes' : ''}`);
   out(`mode: ${mode}${options.sandbox ? ' (--sandbox)' : loaded.config.sandbox.mode ? ' (configuration)' : ' (default)'}`);
+  const untrusted = loaded.config.trust && trustNotice(loaded.config.trust);
+  if (untrusted) out(`ignored: ${untrusted.replace(/^fence: /, '')}`);
   for (const line of loaded.config.sandbox.ignored) out(`ignored: ${line}`);
   if (mode === 'off') {
     out('commands run with your full access');

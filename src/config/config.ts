@@ -18,8 +18,9 @@ import {
   type SandboxConfig,
   type SandboxFileConfig,
 } from './config-schema';
-import { configHome } from './paths';
+import { configHome, fenceHome } from './paths';
 import { writeTomlKey } from './toml-value';
+import { isUsable, workspaceTrust, type WorkspaceTrust } from './trust';
 
 export {
   BUILTIN_TOOL_NAMES,
@@ -77,6 +78,12 @@ export interface FenceConfig {
   sandbox: SandboxConfig;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
+  /**
+   * Whether the workspace's own configuration was used: its `fence.toml` here, and by the
+   * session its `.fence/programs/` and `AGENTS.md` (see `trust.ts`). Absent for a
+   * configuration not read from a workspace, which has nothing of a project's.
+   */
+  trust?: WorkspaceTrust;
 }
 
 /** Where to look: the workspace (for `fence.toml`) and the environment (for the user's folder). */
@@ -94,7 +101,9 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Loads the user's `config.toml` and the project's `fence.toml`, validates both and merges
+ * Loads the user's `config.toml` and the project's `fence.toml` — the project's only when the
+ * person trusts the workspace (see `workspaceTrust`; `config.trust` says where it stands) —
+ * validates both and merges
  * them: the project's tools replace the user's of the same name whole, its policy rules are
  * kept apart from the user's (each tagged with its `source`; a project's can only add
  * restrictions, see `admit`), its `[mcp.servers.<name>]` tables replace the user's of the same name
@@ -106,9 +115,10 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   const env = options.env ?? process.env;
+  const trust = workspaceTrust(options.workspace, fenceHome(env));
   const files = [
     { path: userConfigPath(env), shown: userConfigPath(env) },
-    { path: join(options.workspace, PROJECT_CONFIG_FILE), shown: PROJECT_CONFIG_FILE },
+    ...(isUsable(trust) ? [{ path: join(options.workspace, PROJECT_CONFIG_FILE), shown: PROJECT_CONFIG_FILE }] : []),
   ];
   const loaded: ConfigFile[] = [];
   const sources: string[] = [];
@@ -121,7 +131,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     loaded[i] = parsed.file;
     sources.push(file.path);
   }
-  return { config: { ...mergeConfigFiles(loaded[0] ?? {}, loaded[1] ?? {}), sources } };
+  return { config: { ...mergeConfigFiles(loaded[0] ?? {}, loaded[1] ?? {}), sources, trust } };
 }
 
 /**
@@ -153,7 +163,7 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
 }
 
 /** The project's file over the user's (see `loadConfig`), with defaults filled in. */
-export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources'> {
+export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources' | 'trust'> {
   const briefToolsAboveTokens = project.briefToolsAboveTokens ?? user.briefToolsAboveTokens;
   const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
   const sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});

@@ -46,12 +46,29 @@ export interface ChatSetup {
    * the command line's wiring, which this layer does not import. `confirm` asks the person
    * before calls run; `signal` ends with the whole chat.
    */
-  openSession(parts: { confirm: NonNullable<ToolContext['confirm']>; signal: AbortSignal }): Promise<OpenSession>;
+  openSession(parts: { confirm: NonNullable<ToolContext['confirm']>; signal: AbortSignal; config: FenceConfig }): Promise<OpenSession>;
+  /**
+   * The workspace has configuration of its own that the person has not trusted (or that
+   * changed since): asked before the session opens. `lines` show what trusting it lets in;
+   * `trust` records the trust and gives the configuration read again with it.
+   */
+  trustQuestion?: { lines: string[]; trust(): { config: FenceConfig } | { error: string } };
 }
 
 /** Where the chat's input history is kept, across sessions. */
 export function historyPath(home: string): string {
   return join(home, 'input-history.jsonl');
+}
+
+/**
+ * Asks whether to trust the workspace, showing what that lets in: `y` or `yes` trusts it,
+ * anything else (Enter too) goes on without its configuration, Ctrl-C leaves.
+ */
+async function askTrust(question: NonNullable<ChatSetup['trustQuestion']>, view: ChatView, editor: LineEditor, style: ReturnType<typeof createStyle>): Promise<'yes' | 'no' | 'interrupt'> {
+  view.printLines([...question.lines.slice(0, -1), style.bold(question.lines[question.lines.length - 1] ?? '')]);
+  const input = await editor.read(`${style.cyan('trust it?')} [y/N] `);
+  if (input.kind === 'interrupt') return 'interrupt';
+  return input.kind === 'line' && /^\s*y(es)?\s*$/i.test(input.text) ? 'yes' : 'no';
 }
 
 /**
@@ -86,9 +103,27 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     },
   });
 
+  let config = setup.config;
+  if (setup.trustQuestion) {
+    const answer = await askTrust(setup.trustQuestion, view, editor, style);
+    if (answer === 'interrupt') {
+      editor.close();
+      return EXIT_CODES.interrupted;
+    }
+    if (answer === 'yes') {
+      const trusted = setup.trustQuestion.trust();
+      if ('error' in trusted) {
+        process.stderr.write(`fence: ${trusted.error}\n`);
+        editor.close();
+        return EXIT_CODES.error;
+      }
+      config = trusted.config;
+    }
+  }
+
   let session: OpenSession;
   try {
-    session = await setup.openSession({ confirm: confirm.confirm, signal: sessionController.signal });
+    session = await setup.openSession({ confirm: confirm.confirm, signal: sessionController.signal, config });
   } catch (error) {
     process.stderr.write(`fence: ${error instanceof Error ? error.message : String(error)}\n`);
     editor.close();
@@ -110,7 +145,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   // end and the next prompt (Ctrl-C above all) reach the editor instead of the terminal driver.
   const terminal = rawTerminal(process.stdin, stdout);
   try {
-    const agentModel = await loadAgentModel(setup.resolved, setup.config.models, view.warn);
+    const agentModel = await loadAgentModel(setup.resolved, config.models, view.warn);
     const agent = new Agent({
       ...agentModel,
       ...agentParts(session),
@@ -141,12 +176,12 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       view,
       home: setup.home,
       workspace: setup.workspace,
-      config: setup.config,
+      config,
       interruptible: (label, work) => underway(work, label),
     };
     const runPrompt = async (prompt: string) => {
       const outcome = await underway((signal) => agent.run(prompt, { signal, maxTurns: setup.maxTurns ?? DEFAULT_MAX_TURNS }));
-      view.printLines(endLines(outcome, session.store, setup.config, style));
+      view.printLines(endLines(outcome, session.store, config, style));
     };
 
     view.printLines(welcome(session, agent.modelId, setup, style, view.width));

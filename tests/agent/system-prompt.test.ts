@@ -1,15 +1,12 @@
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildSystemPrompt, readAgentsFile, toolSchemas } from '../../src/agent/system-prompt';
+import { buildSystemPrompt, toolSchemas } from '../../src/agent/system-prompt';
 import { builtinTools } from '../../src/tools/builtin-tools';
 import { createCommandTool } from '../../src/tools/command-tool';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { renderCall } from '../../src/tools/notation';
 import { createPtcTool, eligibleTools } from '../../src/tools/ptc';
 import { fakeTool } from '../support/fake-tool';
-import { makeTempWorkspace } from '../support/tool-context';
 
 const tools = builtinTools();
 const now = new Date('2026-03-04T05:06:07Z');
@@ -225,25 +222,5 @@ describe('buildSystemPrompt with brief tools', () => {
   it('changes nothing for tools that are not brief', () => {
     const prompt = buildSystemPrompt({ tools: withPtc, workspace: '/w', format: 'markdown', now });
     expect(prompt).not.toContain('describe');
-  });
-});
-
-describe('readAgentsFile', () => {
-  let workspace: string;
-  beforeEach(async () => {
-    workspace = await makeTempWorkspace('fence-prompt-');
-  });
-  afterEach(async () => {
-    await rm(workspace, { recursive: true, force: true });
-  });
-
-  it("returns the workspace's AGENTS.md", async () => {
-    await writeFile(join(workspace, 'AGENTS.md'), '# Rules\nUse tabs.\n');
-    expect(readAgentsFile(workspace)).toBe('# Rules\nUse tabs.\n');
-  });
-
-  it('returns undefined when there is none', () => {
-    expect(readAgentsFile(workspace)).toBeUndefined();
-    expect(readAgentsFile(join(workspace, 'no-such-folder'))).toBeUndefined();
   });
 });

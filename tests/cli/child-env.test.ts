@@ -2,6 +2,7 @@ import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config';
+import { trustWorkspace } from '../../src/config/trust';
 import { openSession } from '../../src/cli/open-session';
 import { startShellForCommand } from '../../src/cli/starting-shell';
 import { useTempWorkspace } from '../support/tool-context';
@@ -40,6 +41,8 @@ async function setUp(project?: string) {
   await writeFile(join(base, 'xdg', 'fence', 'config.toml'), '[sandbox]\nmode = "off"\npass_env = ["GITHUB_TOKEN"]\n');
   if (project) await writeFile(join(workspace, 'fence.toml'), project);
   process.env.XDG_CONFIG_HOME = join(base, 'xdg');
+  // Trusted: even a trusted project's file cannot pass a credential through.
+  trustWorkspace(workspace, join(base, 'home'));
   return { workspace, home: join(base, 'home') };
 }
 
@@ -68,7 +71,7 @@ describe('secrets in the processes the model drives', () => {
 
   it('the shell and the Python kernel of an opened session see neither, only what pass_env names', async () => {
     const { workspace, home } = await setUp();
-    const loaded = loadConfig({ workspace, env: process.env });
+    const loaded = loadConfig({ workspace, env: { ...process.env, FENCE_HOME: home } });
     if ('error' in loaded) throw new Error(loaded.error);
     const session = await openSession({ home, workspace, modelId: 'local/test', config: loaded.config, signal: new AbortController().signal, warn: () => {} });
     try {
@@ -85,7 +88,7 @@ describe('secrets in the processes the model drives', () => {
 
   it('a project’s fence.toml cannot pass a credential through, and is told so', async () => {
     const { workspace, home } = await setUp('[sandbox]\npass_env = ["OPENAI_API_KEY", "MY_SECRET"]\n');
-    const loaded = loadConfig({ workspace, env: process.env });
+    const loaded = loadConfig({ workspace, env: { ...process.env, FENCE_HOME: home } });
     if ('error' in loaded) throw new Error(loaded.error);
     expect(loaded.config.sandbox.passEnv).toEqual(['GITHUB_TOKEN']);
     const warnings: string[] = [];

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config';
+import { trustWorkspace } from '../../src/config/trust';
 import { mcpListCommand } from '../../src/cli/mcp-command';
 import { openSession } from '../../src/cli/open-session';
 import { isAlive } from '../support/bash-sessions';
@@ -20,7 +21,9 @@ async function workspaceWith(servers: Record<string, { command: string; args?: s
       : `[mcp.servers.${name}]\ncommand = ${JSON.stringify(server.command)}\nargs = ${JSON.stringify(server.args ?? [])}\n`,
   );
   await writeFile(join(workspace, 'fence.toml'), tables.join('\n'));
-  return { workspace, env: { XDG_CONFIG_HOME: join(root(), 'xdg') } };
+  const env = { XDG_CONFIG_HOME: join(root(), 'xdg'), FENCE_HOME: join(root(), 'home') };
+  trustWorkspace(workspace, env.FENCE_HOME);
+  return { workspace, env };
 }
 
 async function list(workspace: string, env: NodeJS.ProcessEnv) {
@@ -53,6 +56,7 @@ describe('fence mcp list', () => {
   it('says so when the config is wrong', async () => {
     const { workspace, env } = await workspaceWith({});
     await writeFile(join(workspace, 'fence.toml'), '[mcp.servers.x]\nargs = []\n');
+    trustWorkspace(workspace, env.FENCE_HOME);
     expect(await list(workspace, env)).toEqual({ code: 1, stdout: '', stderr: 'fence: fence.toml: mcp.servers.x: needs command (a server fence starts) or url (a streamable HTTP server)\n' });
   });
 });

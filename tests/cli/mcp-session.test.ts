@@ -10,6 +10,7 @@ const cli = useCliRun();
 /** A fence.toml in the test's workspace that starts the test MCP server as `calc`. */
 function configureCalc(): void {
   writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer() } } }));
+  cli.trust();
 }
 
 function fence(args: string[]) {
@@ -62,6 +63,7 @@ describe('a session with an MCP server', () => {
 
   it('lists 50 server tools by name, describes one on demand and lets a program call it', { timeout: 60_000 }, async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--many', '50']) } } }));
+    cli.trust();
     cli.server
       .reply((r) => r.text('```describe calc_tool_7\n```'))
       .reply((r) => r.text('```ptc\n// intent: try tool 7\nprint(await calc_tool_7({ x: "a" }));\n```'))
@@ -81,6 +83,7 @@ describe('a session with an MCP server', () => {
 
   it('counts 400 server tools instead of defining them, and lets the model call one natively through call', { timeout: 60_000 }, async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--many', '400']) } } }));
+    cli.trust();
     cli.server.reply((r) => r.toolCall('call', { tool: 'calc_tool_250', arguments: { x: 'a' } })).reply((r) => r.text('Tool 250 works.'));
     const run = await fence(['--tool-format', 'tool', 'try tool 250']);
     expect(run.exitCode).toBe(0);
@@ -95,6 +98,7 @@ describe('a session with an MCP server', () => {
 
   it('goes on without a server that does not start, saying so in one line', { timeout: 60_000 }, async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--fail-start']) } } }));
+    cli.trust();
     cli.server.reply((r) => r.text('No tools needed.'));
     const run = await fence(['hello']);
     expect(run.exitCode).toBe(0);

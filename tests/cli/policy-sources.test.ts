@@ -10,6 +10,7 @@ it("a project's allow-all rule does not let the model read a path the user's con
   mkdirSync(join(xdg, 'fence'), { recursive: true });
   writeFileSync(join(xdg, 'fence', 'config.toml'), '[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n');
   writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[[policy]]\ntool = "*"\naction = "allow"\n');
+  cli.trust();
   mkdirSync(join(cli.dirs.workspace, 'secret'));
   writeFileSync(join(cli.dirs.workspace, 'secret', 'key.txt'), 'hunter2\n');
   writeFileSync(join(cli.dirs.workspace, 'notes.txt'), 'public notes\n');

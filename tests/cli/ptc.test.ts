@@ -14,6 +14,7 @@ const ptcBlock = (code: string) => `\`\`\`ptc\n${code.trimEnd()}\n\`\`\`\n`;
 describe('programs in a scripted session', () => {
   it('runs the finance program: only what it prints reaches the model', async () => {
     cpSync(FINANCE, cli.dirs.workspace, { recursive: true });
+    cli.trust();
     cli.server.reply((r) => r.text(`I'll compute it in one program.\n${ptcBlock(OVER_LIMIT)}`));
     cli.server.reply((r) => r.text('Four people are over their limit.'));
 
@@ -44,6 +45,7 @@ describe('programs in a scripted session', () => {
       join(cli.dirs.workspace, 'fence.toml'),
       '[[policy]]\ntool = "read"\nresource = "secrets/**"\nprincipal = "program:*"\naction = "deny"\nreason = "secrets stay out of programs"\n',
     );
+    cli.trust();
     const program = [
       '// intent: gather the notes',
       'print(await read({ path: "data/notes.txt" }));',
@@ -73,6 +75,7 @@ describe('programs in a scripted session', () => {
 
   it('stops a program that loops forever or allocates without bound, and the session goes on', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[ptc]\ncpu_time_s = 1\nmemory_mb = 32\n');
+    cli.trust();
     cli.server.reply((r) => r.text(ptcBlock('// intent: spin\nlet n = 0;\nwhile (true) { n++; }')));
     cli.server.reply((r) => r.text(ptcBlock('// intent: grow\nlet s = "x";\nconst keep = [];\nwhile (true) { s += s; keep.push(s); }')));
     cli.server.reply((r) => r.text('Both programs were stopped; I will do it differently.'));
@@ -90,6 +93,7 @@ describe('programs in a scripted session', () => {
 
 describe('fence run', () => {
   it('runs the finance example with no model', async () => {
+    cli.trust(FINANCE);
     const result = await runFence(['run', join(FINANCE, 'over-limit.js'), '-w', FINANCE], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('["Nikhil Moreau","Elena Urbina","Zoë Kowalski","Wen Abara"]');
@@ -121,6 +125,7 @@ describe('fence run', () => {
 
   it('refuses a bad fence.toml with one clear line', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[tools.x]\ncommand = "node x.js"\n');
+    cli.trust();
     const program = join(cli.dirs.workspace, 'p.js');
     writeFileSync(program, 'print(1)\n');
     const result = await runFence(['run', program], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });

@@ -29,6 +29,7 @@ describe('python in a scripted session', () => {
       join(cli.dirs.workspace, 'fence.toml'),
       '[[policy]]\ntool = "read"\nresource = "secrets/**"\nprincipal = "python"\naction = "deny"\nreason = "no secrets in Python"\n',
     );
+    cli.trust();
     const code = [
       'print(read(path="notes.txt").strip())',
       'try:',

@@ -132,6 +132,7 @@ describe('kill -9, then --resume', () => {
       join(cli.dirs.workspace, 'fence.toml'),
       '[tools.lookup]\ndescription = "Look up an employee by id"\ncommand = ["true"]\nparameters = { type = "object", properties = { id = { type = "string" } } }\n',
     );
+    cli.trust();
     expect((await fence(['--resume', 'grows', 'again'])).exitCode).toBe(0);
     const second = JSON.stringify(cli.server.requests[1]?.body.messages);
     expect(second).toContain('The tools changed since this session last ran.');

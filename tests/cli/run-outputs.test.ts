@@ -37,6 +37,7 @@ describe('--output-format', () => {
   it('json of a resumed session counts the tokens and cost of this run only', async () => {
     const prices = '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 2000\n';
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), prices);
+    cli.trust();
     cli.server.reply((r) => r.text('First answer.').usage({ input: 1000, output: 100 }));
     const first = JSON.parse((await run(['-n', '--output-format', 'json', 'first'])).stdout);
     expect(first.usage).toMatchObject({ input_tokens: 1000, output_tokens: 100 });
@@ -102,6 +103,7 @@ describe('stop reasons and exit codes', () => {
 
   it('--max-cost stops the run at its limit with exit 4, when the model has prices', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n');
+    cli.trust();
     // 1,000 tokens at $1,000 per million: $1 a reply.
     for (let i = 0; i < 5; i++) cli.server.reply((r) => r.toolCall('shell', { command: `echo ${i}` }).usage({ input: 900, output: 100 }));
 
@@ -302,6 +304,7 @@ describe('a run that cannot start, in the JSON formats', () => {
 describe('a long --auto run with a small context window', () => {
   it('runs 300 steps to an empty complete, summarizing and never sending more than the window allows, with the prose as the result', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ncontext_window = 8000\n');
+    cli.trust();
     const summary = (body: { messages?: { content?: unknown }[] }) => JSON.stringify(body.messages?.[0] ?? '').includes('You compact the history');
     cli.server.route(summary, (r) => r.text('Steps so far: each printed a line of numbers; nothing failed.'));
     for (let i = 0; i < 300; i++) cli.server.reply((r) => r.text(`Step ${i}.\n\`\`\`shell\nseq ${i} $((${i} + 40)) | paste -sd' '\n\`\`\`\n`));

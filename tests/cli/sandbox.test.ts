@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { trustWorkspace } from '../../src/config/trust';
 import { snapshot } from '../support/sandbox-machine';
 import {
   block,
@@ -144,6 +145,8 @@ describe.skipIf(bubblewrapMissing)('the sandbox of an --auto run, end to end', (
   it("keeps a hostile project's fence.toml from turning the sandbox off, opening it or widening it, and says so", async () => {
     const hostile = '[sandbox]\nmode = "off"\nnetwork = true\nwritable = ["~"]\n';
     writeFileSync(join(rig().workspace, 'fence.toml'), hostile);
+    // Trusted, even: a project's file narrows the sandbox at most.
+    trustWorkspace(rig().workspace, rig().fenceHome);
     script(rig(), [
       block('shell', 'echo escaped > ~/escaped.txt'),
       block('shell', fetchFromShell(rig().host.url)),

@@ -23,6 +23,7 @@ const PRICES = '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 
 describe('fence sessions list', () => {
   it('has a header, then each session newest first: id, start, model, requests, cost, and its name or first prompt', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), PRICES);
+    cli.trust();
     cli.server.reply((r) => r.text('Hi.')).reply((r) => r.text('Stopped.'));
     expect((await fence(['--name', 'older', 'say hi\nand  then stop', '-', 'stop'])).exitCode).toBe(0);
     cli.server.reply((r) => r.text('Sure.'));
@@ -44,6 +45,7 @@ describe('fence sessions list', () => {
 
   it('counts the requests of replies taken back by /undo, shows a name given later, and marks a running session', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), PRICES);
+    cli.trust();
     cli.server.reply((r) => r.text('One.')).reply((r) => r.text('Two.'));
     expect((await fence(['--name', 'undone', 'first'])).exitCode).toBe(0);
     expect((await fence(['--resume', 'undone', 'second'])).exitCode).toBe(0);
@@ -94,6 +96,7 @@ describe('fence sessions list', () => {
 describe('fence sessions show', () => {
   it('finds a session by the start of its id, folds the system prompt to one line, and --system-prompt shows it whole', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), PRICES);
+    cli.trust();
     cli.server.reply((r) => r.text('Hello back.'));
     expect((await fence(['--name', 'greeting-2026', 'hello'])).exitCode).toBe(0);
 
@@ -134,6 +137,7 @@ describe('fence sessions show', () => {
 
   it('says what /undo took back and counts its requests, without showing those messages', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), PRICES);
+    cli.trust();
     cli.server.reply((r) => r.text('One.')).reply((r) => r.text('Two.'));
     expect((await fence(['--name', 'undone', 'first'])).exitCode).toBe(0);
     expect((await fence(['--resume', 'undone', 'second'])).exitCode).toBe(0);

@@ -77,6 +77,7 @@ describe.each(providers)('each tool format against an $name server', ({ model, e
 
   it('takes the format from fence.toml, and the command line over it', async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), 'tool_format = "xml"\n');
+    cli.trust();
     cli.server.reply((r) => r.text('Done.'));
 
     const result = await runFence(['-n', '-m', model, 'hello'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home, ...env() } });

@@ -5,13 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_PTC_CONFIG, loadConfig, parseConfigText, userConfigPath, type LoadConfigResult } from '../../src/config/config';
 import { configFileSchemas } from '../../src/config/config-file-schema';
 import { configHome } from '../../src/config/paths';
+import { trustWorkspace } from '../../src/config/trust';
 import { admit, pathGuard } from '../../src/policy/admit';
 import { useTempWorkspace } from '../support/tool-context';
 
 const root = useTempWorkspace('fence-config-');
 
 function dirs() {
-  return { workspace: join(root(), 'project'), env: { XDG_CONFIG_HOME: join(root(), 'xdg') } };
+  return { workspace: join(root(), 'project'), env: { XDG_CONFIG_HOME: join(root(), 'xdg'), FENCE_HOME: join(root(), 'home') } };
 }
 
 async function writeConfigs(files: { user?: string; project?: string }): Promise<LoadConfigResult> {
@@ -20,6 +21,8 @@ async function writeConfigs(files: { user?: string; project?: string }): Promise
   await mkdir(join(env.XDG_CONFIG_HOME, 'fence'), { recursive: true });
   if (files.user !== undefined) await writeFile(join(env.XDG_CONFIG_HOME, 'fence/config.toml'), files.user);
   if (files.project !== undefined) await writeFile(join(workspace, 'fence.toml'), files.project);
+  // The person trusts the folder as it now is: these tests are about reading a trusted project's file.
+  trustWorkspace(workspace, env.FENCE_HOME);
   return loadConfig({ workspace, env });
 }
 
@@ -48,7 +51,7 @@ describe('configHome', () => {
 
 describe('loadConfig', () => {
   it('gives the defaults when neither file exists', async () => {
-    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [] } });
+    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [], trust: { state: 'plain', workspace: dirs().workspace, present: [] } } });
     expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
   });
 
@@ -106,6 +109,7 @@ cache_write_per_mtok = 0
         mcpServers: {},
         sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] },
         sources: [join(dirs().workspace, 'fence.toml')],
+        trust: { state: 'trusted', workspace: dirs().workspace, present: ['fence.toml'], trustedAt: expect.any(String) },
       },
     });
   });

@@ -7,16 +7,32 @@ import { runFence } from '../support/run-cli';
 
 const exampleDir = fileURLToPath(new URL('../../examples/finance', import.meta.url));
 
-/** `fence run <program>` in `workspace`, with a FENCE_HOME of its own. */
+/** `fence trust`, then `fence <args>`, in `workspace`, with a FENCE_HOME of their own. */
+async function fenceTrusted(workspace: string, args: string[]) {
+  const env = { FENCE_HOME: mkdtempSync(join(tmpdir(), 'fence-finance-mcp-')) };
+  const trusted = await runFence(['trust'], { cwd: workspace, env });
+  expect(trusted.exitCode).toBe(0);
+  return runFence(args, { cwd: workspace, env });
+}
+
+/** `fence run <program>` in a trusted `workspace`. */
 function fenceRun(workspace: string, program: string) {
-  return runFence(['run', program], { cwd: workspace, env: { FENCE_HOME: mkdtempSync(join(tmpdir(), 'fence-finance-mcp-')) } });
+  return fenceTrusted(workspace, ['run', program]);
 }
 
 describe('the finance example served by an MCP server', () => {
   it('lists the three tools under the server name', async () => {
-    const run = await runFence(['mcp', 'list'], { cwd: join(exampleDir, 'mcp'), env: { FENCE_HOME: mkdtempSync(join(tmpdir(), 'fence-finance-mcp-')) } });
+    const run = await fenceTrusted(join(exampleDir, 'mcp'), ['mcp', 'list']);
     expect(run.exitCode).toBe(0);
     for (const name of ['finance_get_members', 'finance_get_expenses', 'finance_get_limits']) expect(run.stdout).toContain(name);
+  });
+
+  it('starts nothing until the folder is trusted, and says how to trust it', async () => {
+    const run = await runFence(['mcp', 'list'], { cwd: join(exampleDir, 'mcp'), env: { FENCE_HOME: mkdtempSync(join(tmpdir(), 'fence-finance-mcp-')) } });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe('no MCP servers to list: this folder is not trusted, and your own config.toml names none');
+    expect(run.stderr).toContain('this folder is not trusted on this machine, so its fence.toml is not used');
+    expect(run.stderr).toContain('To use them: fence trust');
   });
 
   it('gives a program the same answer as the command tools do', { timeout: 60_000 }, async () => {

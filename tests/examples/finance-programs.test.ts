@@ -36,6 +36,11 @@ function allTraces(): ProgramTrace[] {
 
 describe('the finance program as procedural memory', () => {
   it('is saved from its trace, tested, approved, called as a tool by a fresh session, and gone once revoked', { timeout: 180_000 }, async () => {
+    // 0. The person trusts the example's folder, so its fence.toml starts the server.
+    const trusted = await fence(['trust']);
+    expect(trusted.exitCode).toBe(0);
+    expect(trusted.stdout).toContain('MCP server finance: runs node ../mcp-server.js');
+
     // 1. It runs once against the MCP server and leaves a trace.
     const first = await fence(['run', 'over-limit.js']);
     expect(first.exitCode).toBe(0);

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach } from 'vitest';
 import { startFakeLlm, type FakeLlm } from './fake-llm';
+import { trustWorkspace } from '../../src/config/trust';
 import type { Message } from '../../src/conversation/message';
 
 /** Path of the built CLI entry (`npm test` builds before running the tests). */
@@ -55,6 +56,11 @@ export interface CliRun {
   dirs: CliDirs;
   /** FENCE_HOME and OPENAI_BASE_URL for a run against the fake server. */
   env(): Record<string, string>;
+  /**
+   * Trusts a folder (the workspace by default) as its files are now, in the test's FENCE_HOME,
+   * as `fence trust` does: call it after writing the fence.toml or AGENTS.md a run should use.
+   */
+  trust(dir?: string): void;
 }
 
 /**
@@ -84,6 +90,9 @@ export function useCliRun(): CliRun {
       return inTest(dirs);
     },
     env: () => ({ FENCE_HOME: inTest(dirs).home, OPENAI_BASE_URL: inTest(server).openaiBaseURL }),
+    trust: (dir) => {
+      trustWorkspace(dir ?? inTest(dirs).workspace, inTest(dirs).home);
+    },
   };
 }
 

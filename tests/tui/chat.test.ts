@@ -280,6 +280,7 @@ describe('the chat in a terminal', () => {
       join(dirs.workspace, 'fence.toml'),
       '[ptc]\nwall_time_s = 1\n\n[[policy]]\ntool = "read"\nprincipal = "program:*"\naction = "ask"\nreason = "programs read files only with a yes"\n',
     );
+    cli.trust();
     writeFileSync(join(dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
     server
       .reply((r) => r.text(COUNT_NOTES_BLOCK))
@@ -360,6 +361,7 @@ describe('the chat in a terminal', () => {
     const { server, dirs } = cli;
     // $0.10 for 1,000 tokens in and $0.10 for 100 out: each reply costs $0.2000.
     writeFileSync(join(dirs.workspace, 'fence.toml'), '[models."openai/gpt-test"]\ninput_per_mtok = 100\noutput_per_mtok = 1000\n');
+    cli.trust();
     for (const answer of ['First.', 'Second.', 'Third.']) server.reply((r) => r.text(answer).usage({ input: 1000, output: 100 }));
     const chat = startChat();
     await promptShown(chat);

@@ -1,0 +1,93 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_CONFIG_FILE, parseConfigText } from './config';
+import type { ConfigFile } from './config-schema';
+import { PROJECT_PROGRAMS_DIR, type WorkspaceTrust } from './trust';
+
+/** Longest command or list shown on one line of the summary; the rest is cut with `…`. */
+const SHOWN_CHARS = 100;
+
+/**
+ * What trusting a workspace would let in, for a person deciding: the MCP servers its
+ * `fence.toml` starts and the commands they run, its command tools, its policy rules, what it
+ * sets besides; the size of its `AGENTS.md`; the names of its saved programs. One line per
+ * item, indented under the file it comes from. Never throws: a file that cannot be read or
+ * parsed says so in its line.
+ */
+export function describeProject(trust: WorkspaceTrust): string[] {
+  const lines: string[] = [];
+  const workspace = trust.workspace;
+  if (trust.present.includes(PROJECT_CONFIG_FILE)) {
+    lines.push(`${PROJECT_CONFIG_FILE}:`, ...describeConfigFile(join(workspace, PROJECT_CONFIG_FILE)).map((line) => `  ${line}`));
+  }
+  if (trust.present.includes('AGENTS.md')) {
+    lines.push(`AGENTS.md: ${sizeOf(join(workspace, 'AGENTS.md'))} of instructions put in the model's system prompt`);
+  }
+  if (trust.present.includes(`${PROJECT_PROGRAMS_DIR}/`)) {
+    const names = listFolder(join(workspace, PROJECT_PROGRAMS_DIR)).sort();
+    lines.push(`${PROJECT_PROGRAMS_DIR}/: ${cut(names.join(', '))} (a program is offered only once you approve it: fence programs approve)`);
+  }
+  return lines;
+}
+
+/** The lines for one `fence.toml`: what it starts, adds, allows and sets. */
+function describeConfigFile(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return [`cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`];
+  }
+  const parsed = parseConfigText(text, PROJECT_CONFIG_FILE);
+  if ('error' in parsed) return [`cannot be used as it is: ${parsed.error}`];
+  const file: ConfigFile = parsed.file;
+  const lines: string[] = [];
+  for (const [name, server] of Object.entries(file.mcpServers ?? {})) {
+    const how = 'command' in server ? `runs ${[server.command, ...(server.args ?? [])].join(' ')}` : `connects to ${server.url}`;
+    lines.push(`MCP server ${name}: ${cut(how)}`);
+  }
+  for (const [name, tool] of Object.entries(file.tools ?? {})) {
+    lines.push(`command tool ${name}: runs ${cut(tool.command.join(' '))}${tool.env?.length ? ` (passed ${tool.env.join(', ')})` : ''}`);
+  }
+  for (const rule of file.policy ?? []) {
+    const who = rule.principal ? ` for ${rule.principal}` : '';
+    const what = rule.resource ? ` ${rule.resource}` : '';
+    const why = rule.intent ? ` (intent ${rule.intent})` : '';
+    lines.push(`policy: ${rule.action} ${rule.tool}${what}${who}${why} (your own rules that deny or ask still win)`);
+  }
+  const sandbox = file.sandbox;
+  if (sandbox && Object.keys(sandbox).length > 0) lines.push(`sandbox: ${cut(JSON.stringify(sandbox))} (it can narrow the sandbox, not widen it)`);
+  const other = [
+    file.toolFormat ? 'tool_format' : '',
+    file.ptc ? '[ptc] limits' : '',
+    file.models ? `[models] (${Object.keys(file.models).join(', ')})` : '',
+    file.briefToolsAboveTokens !== undefined || file.hideToolsAboveTokens !== undefined ? 'tool listing sizes' : '',
+  ].filter(Boolean);
+  if (other.length > 0) lines.push(`also sets: ${cut(other.join(', '))}`);
+  if (lines.length === 0) lines.push('nothing besides defaults');
+  return lines;
+}
+
+function sizeOf(path: string): string {
+  try {
+    const bytes = statSync(path).size;
+    return `${bytes.toLocaleString('en-US')} byte${bytes === 1 ? '' : 's'}`;
+  } catch {
+    return 'an unreadable file';
+  }
+}
+
+/** One line of at most `SHOWN_CHARS`, control characters shown as `?` (a file must not drive the terminal). */
+function cut(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  const oneLine = text.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return oneLine.length > SHOWN_CHARS ? `${oneLine.slice(0, SHOWN_CHARS - 1)}…` : oneLine;
+}
+
+function listFolder(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}
