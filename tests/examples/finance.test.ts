@@ -207,7 +207,7 @@ describe('finance example as shipped', () => {
     const readme = await readFile(join(exampleDir, 'README.md'), 'utf8');
     expect(readme).toContain(`\n${JSON.stringify(names)}\n`);
     expect(readme).toContain(`for ${engineers.length} engineers, ${engineers.length + 2} tool calls`);
-    expect(readme).toContain('npx fence run examples/finance/over-limit.js -w examples/finance');
+    expect(readme).toContain('npx fence trust examples/finance\nnpx fence run examples/finance/over-limit.js -w examples/finance');
   });
 
   it.each([
