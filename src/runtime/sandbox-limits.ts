@@ -31,7 +31,7 @@ export interface SandboxLimits {
   maxOutputBytes: number;
 }
 
-/** The limits used where {@link SandboxRunOptions.limits} says nothing. */
+/** The limits used where `SandboxRunOptions.limits` says nothing. */
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
   memoryBytes: 64 * 1024 * 1024,
   cpuTimeMs: 10_000,

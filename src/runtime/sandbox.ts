@@ -329,7 +329,6 @@ class SandboxRun {
     }
   }
 
-
   private callSettled(call: HostCall, envelope: string): void {
     this.inFlight -= 1;
     if (this.stop || !this.unsettled.has(call)) return;
