@@ -92,6 +92,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
       code,
       tools: programTools(toolset.eligible, ctx, toolset.rules),
       limits: toolset.limits,
+      budget: toolset.budget,
       signal: controller.signal,
       session,
       args: checked.args,

@@ -13,6 +13,7 @@ import type { PolicyRule } from '../policy/admit';
 import { createProgramStore } from '../ptc/program-store';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { SandboxLimits } from '../runtime/sandbox';
+import { SandboxBudget } from '../runtime/sandbox-budget';
 import { builtinTools } from '../tools/builtin-tools';
 import { createCommandTool } from '../tools/command-tool';
 import { createCallTool } from '../tools/call';
@@ -35,6 +36,8 @@ export interface Toolset {
   eligible: ToolSpec[];
   rules: readonly PolicyRule[];
   limits: SandboxLimits;
+  /** The session's budget of sandboxes, shared by all its programs (`[ptc] max_live_sandboxes`, `total_memory_mb`). */
+  budget: SandboxBudget;
   /** One line per saved program left out (no `fence:` prefix). */
   problems: string[];
   /** What the `ptc` tool was made from, so a format can have its own (see `sessionTools`). */
@@ -71,15 +74,16 @@ export function buildToolset(
   const configured = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
   const store = createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
+  const budget = new SandboxBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });
   // Saved programs call the session's eligible tools, themselves among them, once all are made.
   let eligible: ToolSpec[] = [];
-  const saved = savedProgramTools(programs, configured, { tools: () => eligible, rules: config.policy, limits, store, session });
+  const saved = savedProgramTools(programs, configured, { tools: () => eligible, rules: config.policy, limits, store, session, budget });
   const listing = registeredListing([...configured, ...saved.tools], config);
   const base = listing.tools;
   eligible = eligibleTools(base, config.ptc.eligible);
-  const ptcOptions: PtcToolOptions = { tools: eligible, rules: config.policy, limits, store, session };
+  const ptcOptions: PtcToolOptions = { tools: eligible, rules: config.policy, limits, store, session, budget };
   const ptc = createPtcTool(ptcOptions);
-  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, problems: saved.problems, ptcOptions };
+  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, budget, problems: saved.problems, ptcOptions };
 }
 
 /**

@@ -147,6 +147,8 @@ function buildSchemas(): ConfigFileSchemas {
     max_concurrent_calls: positiveInt.optional(),
     max_output_kb: positiveInt.optional(),
     store_max_kb: positiveInt.optional(),
+    max_live_sandboxes: positiveInt.optional(),
+    total_memory_mb: positiveInt.optional(),
     eligible: arrayOf(
       z.enum(BUILTIN_TOOL_NAMES, { error: expected(`the name of a built-in tool (${BUILTIN_TOOL_NAMES.join(', ')})`) }),
       'an array of built-in tool names',

@@ -98,6 +98,10 @@ export interface PtcConfig {
   maxConcurrentCalls: number;
   maxOutputKb: number;
   storeMaxKb: number;
+  /** Sandboxes alive at once in a session (programs calling programs included). */
+  maxLiveSandboxes: number;
+  /** Sum of the memory caps of a session's live sandboxes, in MiB. */
+  totalMemoryMb: number;
   /** Built-in tools made callable from programs that are not by default (e.g. `save`, `shell`). */
   eligible: string[];
 }
@@ -112,6 +116,8 @@ export const DEFAULT_PTC_CONFIG: Readonly<PtcConfig> = Object.freeze({
   maxConcurrentCalls: 16,
   maxOutputKb: 1024,
   storeMaxKb: 256,
+  maxLiveSandboxes: 8,
+  totalMemoryMb: 1024,
   eligible: [],
 });
 
@@ -125,6 +131,8 @@ export const PTC_KEYS = {
   max_concurrent_calls: 'maxConcurrentCalls',
   max_output_kb: 'maxOutputKb',
   store_max_kb: 'storeMaxKb',
+  max_live_sandboxes: 'maxLiveSandboxes',
+  total_memory_mb: 'totalMemoryMb',
   eligible: 'eligible',
 } as const satisfies Record<string, keyof PtcConfig>;
 

@@ -35,7 +35,7 @@ export function recordCalls(tools: Record<string, ProgramTool>, caller: { princi
       const call: TraceCall = { seq, tool: name, args, start: Math.round(performance.now() - started), durationMs: 0, ok: false };
       running.set(seq, call);
       const t0 = performance.now();
-      const outcome = await tool(args, { ...caller, signal, ...(host ? { holdClock: host.holdClock } : {}) }).catch(
+      const outcome = await tool(args, { ...caller, signal, ...(host ? { holdClock: host.holdClock, sandboxBudget: host.budget } : {}) }).catch(
         (error: unknown): ProgramToolOutcome => ({
           decision: { action: 'allow' },
           ok: false,

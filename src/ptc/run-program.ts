@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_SANDBOX_LIMITS, runInSandbox, type SandboxLimits } from '../runtime/sandbox';
+import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { recordCalls } from './call-recorder';
 import { parseIntent } from './intent';
 import type { ProgramStore } from './program-store';
@@ -12,6 +13,11 @@ export interface ProgramCall {
   signal: AbortSignal;
   /** Stops the run's wall clock until the returned function is called (time a person takes to answer). */
   holdClock?: () => () => void;
+  /**
+   * Set when the caller runs in a sandbox: the budget it holds a place in. A program the call
+   * runs is nested in it (see `RunProgramOptions.nested`).
+   */
+  sandboxBudget?: SandboxBudget;
 }
 
 /** What one tool call from a program came to: the admission decision, then the value or the error. */
@@ -38,6 +44,13 @@ export interface RunProgramOptions {
   principal?: string;
   /** The program's arguments: defined as its global `args` and kept in the trace. */
   args?: unknown;
+  /** The session's budget of sandboxes the run takes its place from (see `SandboxBudget`). */
+  budget?: SandboxBudget;
+  /**
+   * Run from a tool call of another program, which holds a place in the budget while it
+   * waits: the run never waits for a place, it fails at once when there is none.
+   */
+  nested?: boolean;
 }
 
 /** A finished run: its trace and where the trace was written. */
@@ -65,6 +78,8 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
     ...(options.store ? { store: options.store } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.args !== undefined ? { globals: { args: options.args } } : {}),
+    ...(options.budget ? { budget: options.budget } : {}),
+    ...(options.nested ? { nested: true } : {}),
   });
   const calls = recorder.finish();
   const trace: ProgramTrace = {

@@ -38,6 +38,15 @@ const STATIC_BYTES = 6 * MIB;
 /** Smallest memory cap honoured: the module minimum plus room for a useful heap. */
 export const MIN_SANDBOX_MEMORY_BYTES = 24 * MIB;
 /**
+ * The bytes a sandbox asked for `memoryBytes` may really use: its WebAssembly memory's maximum,
+ * raised to {@link MIN_SANDBOX_MEMORY_BYTES} and rounded up to whole pages. The memory cannot
+ * grow past it, and it holds everything of the sandbox's QuickJS (heap, stack, static data).
+ */
+export function sandboxMemoryCap(memoryBytes: number): number {
+  return Math.ceil(Math.max(memoryBytes, MIN_SANDBOX_MEMORY_BYTES) / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
+}
+
+/**
  * Strings the host writes into the VM go through the module's `malloc`, which the runtime's
  * memory limit does not count and whose failure the binding does not check. Those of at most
  * this many UTF-8 bytes (with the terminating NUL) are harmless even then: they land in the
@@ -138,8 +147,8 @@ export class SandboxVm {
 
   /** Instantiates QuickJS with a fresh memory capped at `memoryBytes` and applies the limits. */
   static async create(options: SandboxVmOptions): Promise<SandboxVm> {
-    const maxPages = Math.ceil(Math.max(options.memoryBytes, MIN_SANDBOX_MEMORY_BYTES) / WASM_PAGE_BYTES);
-    const maxBytes = maxPages * WASM_PAGE_BYTES;
+    const maxBytes = sandboxMemoryCap(options.memoryBytes);
+    const maxPages = maxBytes / WASM_PAGE_BYTES;
     const { quickjs, memory, diagnostics } = await instantiate(await compiledModule(), maxPages);
     const runtime = quickjs.newRuntime();
     runtime.setMemoryLimit(maxBytes - STATIC_BYTES - hostReserveOf(maxBytes));

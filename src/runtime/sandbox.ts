@@ -1,51 +1,11 @@
 import type { QuickJSDeferredPromise, QuickJSHandle } from 'quickjs-emscripten-core';
 import { errorEnvelope, messageOf, OutputBuffer, resultEnvelope, type ThrownDescription } from './sandbox-values';
-import { isWasmTrap, SandboxOutOfMemory, SandboxTimedOut, SandboxVm, type SandboxHostBindings } from './sandbox-vm';
+import { PROCESS_SANDBOX_BUDGET, type SandboxBudget, type SandboxSlot } from './sandbox-budget';
+import { DEFAULT_SANDBOX_LIMITS, definedOnly, type SandboxLimits } from './sandbox-limits';
+import { isWasmTrap, sandboxMemoryCap, SandboxOutOfMemory, SandboxTimedOut, SandboxVm, type SandboxHostBindings } from './sandbox-vm';
 import { WallClock } from './wall-clock';
 
-/** Hard limits of one program run. */
-export interface SandboxLimits {
-  /**
-   * Cap on the sandbox's whole WebAssembly memory, in bytes (default 64 MiB). The QuickJS heap
-   * gets this less about 8 MiB (static data, the C stack, a reserve for the host); values below
-   * 24 MiB are raised to 24 MiB. Beyond it allocations fail: kind `memory`.
-   */
-  memoryBytes: number;
-  /**
-   * Time the program may spend running inside QuickJS, across awaits, in ms (default 10 s):
-   * the time it holds the host thread, so a loaded machine counts it slower. Waiting for host
-   * calls is not counted. The interrupt handler stops it; a watchdog terminates QuickJS
-   * 100 ms later if the program keeps running (e.g. between polls, in one slow native call).
-   */
-  cpuTimeMs: number;
-  /**
-   * Wall-clock time of the whole run, in ms (default 30 s), less the time a host function held
-   * the clock (see `HostCallControls`); on expiry in-flight host calls are aborted.
-   */
-  wallTimeMs: number;
-  /**
-   * QuickJS's stack limit in bytes (default 256 KiB). Recursion past it, or past the host's
-   * native stack (whichever comes first), ends the run as kind `stack`.
-   */
-  stackBytes: number;
-  /** Host-function calls allowed per run (default 1000); the next one fails and ends the run as `tool_calls`. */
-  maxToolCalls: number;
-  /** Host calls in flight at once (default 16); further calls wait their turn (not an error). */
-  maxConcurrentCalls: number;
-  /** Bytes of stdout kept (default 1 MiB); the rest is dropped and counted in `droppedOutputBytes` (not an error). */
-  maxOutputBytes: number;
-}
-
-/** The limits used where {@link SandboxRunOptions.limits} says nothing. */
-export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
-  memoryBytes: 64 * 1024 * 1024,
-  cpuTimeMs: 10_000,
-  wallTimeMs: 30_000,
-  stackBytes: 256 * 1024,
-  maxToolCalls: 1000,
-  maxConcurrentCalls: 16,
-  maxOutputBytes: 1024 * 1024,
-});
+export { DEFAULT_SANDBOX_LIMITS, type SandboxLimits } from './sandbox-limits';
 
 /**
  * A function the program may call. It receives the program's argument as plain JSON data and
@@ -63,6 +23,8 @@ export interface HostCallControls {
    * program's. Holds may overlap; the clock runs again when the last is released.
    */
   holdClock(): () => void;
+  /** The budget the run's sandbox came from: a sandbox the call starts takes its place from it, nested. */
+  budget: SandboxBudget;
 }
 
 export interface SandboxRunOptions {
@@ -81,12 +43,19 @@ export interface SandboxRunOptions {
    * the helpers and tools, so a name given here replaces one of theirs.
    */
   globals?: Record<string, unknown>;
+  /** The session's budget the sandbox takes its place from (default: one shared by the process's other runs). */
+  budget?: SandboxBudget;
+  /** Started by a host call of another run, which holds a place: no waiting for one (see `SandboxBudget`). */
+  nested?: boolean;
 }
 
-export type SandboxErrorKind = 'syntax' | 'thrown' | 'memory' | 'cpu_time' | 'wall_time' | 'stack' | 'tool_calls' | 'aborted' | 'internal';
+export type SandboxErrorKind = 'syntax' | 'thrown' | 'memory' | 'cpu_time' | 'wall_time' | 'stack' | 'tool_calls' | 'budget' | 'aborted' | 'internal';
 
 export interface SandboxError {
-  /** What ended the run: a limit, the program's own failure, an abort, or a sandbox fault (`internal`). */
+  /**
+   * What ended the run: a limit, the program's own failure, no room in the session's budget
+   * for another sandbox (`budget`), an abort, or a sandbox fault (`internal`).
+   */
   kind: SandboxErrorKind;
   /** One line for a reader, e.g. `Error: boom` or `the program used more than its 500 ms of CPU time`. */
   message: string;
@@ -159,10 +128,18 @@ class SandboxRun {
   private inFlight = 0;
   private readonly settled: { call: HostCall; envelope: string }[] = [];
   private wakeUp: (() => void) | undefined;
+  private readonly budget: SandboxBudget;
+  private slot: SandboxSlot | undefined;
+  /** Fired when the run is stopped, to end a wait for a place in the budget. */
+  private readonly stopped = new AbortController();
+  /** What every host function gets besides its argument and signal. */
+  private readonly controls: HostCallControls;
 
   constructor(private readonly options: SandboxRunOptions) {
     this.limits = { ...DEFAULT_SANDBOX_LIMITS, ...definedOnly(options.limits) };
     this.output = new OutputBuffer(this.limits.maxOutputBytes);
+    this.budget = options.budget ?? PROCESS_SANDBOX_BUDGET;
+    this.controls = { holdClock: () => this.clock?.hold() ?? (() => undefined), budget: this.budget };
   }
 
   async execute(): Promise<SandboxResult> {
@@ -186,6 +163,8 @@ class SandboxRun {
 
   private async drive(): Promise<Outcome> {
     if (this.stop) return { ok: false, error: this.stop };
+    const refused = await this.takeSlot();
+    if (refused) return refused;
     let vm: SandboxVm;
     try {
       vm = await SandboxVm.create({
@@ -211,6 +190,21 @@ class SandboxRun {
     });
     if (started || !this.main) return started ?? internal('the program did not start');
     return this.settleMain(vm, this.main);
+  }
+
+  /** Takes the run's place in the budget (waiting for one unless nested); the failure when there is none. */
+  private async takeSlot(): Promise<Outcome | undefined> {
+    const memoryBytes = sandboxMemoryCap(this.limits.memoryBytes);
+    const answer = await this.budget.acquire({ memoryBytes, nested: this.options.nested === true, signal: this.stopped.signal });
+    if (!('refused' in answer)) {
+      this.slot = answer;
+      return this.stop ? { ok: false, error: this.stop } : undefined;
+    }
+    if (this.stop?.kind === 'wall_time') {
+      const message = `no sandbox became free within the program's ${this.limits.wallTimeMs} ms wall-time limit (${this.budget.live} are running)`;
+      return { ok: false, error: { kind: 'budget', message } };
+    }
+    return { ok: false, error: this.stop ?? { kind: 'budget', message: answer.refused } };
   }
 
   /** Alternates between settling host calls and running QuickJS's jobs until the program's promise settles. */
@@ -335,9 +329,6 @@ class SandboxRun {
     }
   }
 
-  /** What every host function gets besides its argument and signal. */
-  private readonly controls: HostCallControls = { holdClock: () => this.clock?.hold() ?? (() => undefined) };
-
   private callSettled(call: HostCall, envelope: string): void {
     this.inFlight -= 1;
     if (this.stop || !this.unsettled.has(call)) return;
@@ -432,6 +423,7 @@ class SandboxRun {
   /** Ends the run for `kind` (the first reason wins) and wakes the loop. */
   private halt(kind: SandboxErrorKind, message: string): void {
     this.stop ??= { kind, message };
+    this.stopped.abort();
     this.wake();
   }
 
@@ -485,6 +477,7 @@ class SandboxRun {
       }
     }
     this.unsettled.clear();
+    this.slot?.release();
     const ending = final.ok ? (final.result === undefined ? {} : { result: final.result }) : { error: final.error };
     return {
       ok: final.ok,
@@ -506,12 +499,4 @@ function programLine(stack: string, code: string): number | undefined {
 
 function internal(message: string): { ok: false; error: SandboxError } {
   return { ok: false, error: { kind: 'internal', message } };
-}
-
-function definedOnly(limits: Partial<SandboxLimits> | undefined): Partial<SandboxLimits> {
-  const kept: Partial<SandboxLimits> = {};
-  for (const [key, value] of Object.entries(limits ?? {})) {
-    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) kept[key as keyof SandboxLimits] = value;
-  }
-  return kept;
 }

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { BashSession } from '../runtime/bash-session';
 import type { PythonKernel } from '../runtime/python-kernel';
+import type { SandboxBudget } from '../runtime/sandbox-budget';
 import type { SandboxPolicy } from '../runtime/sandbox-policy';
 
 /** What the `python` tool needs of a kernel: running a cell. */
@@ -45,6 +46,11 @@ export interface ToolContext {
    * calls carry one more). Absent: none.
    */
   programDepth?: number;
+  /**
+   * Set on a program's tool calls: the budget of sandboxes its own sandbox holds a place in. A
+   * program the call runs takes its place from it without waiting (see `SandboxBudget`).
+   */
+  sandboxBudget?: SandboxBudget;
   /**
    * The session's sandbox: the file tools refuse what it refuses the shell (writes outside its
    * writable paths and to protected ones, reads of denied ones; see `pathAccess`). Absent, or

@@ -4,8 +4,9 @@ import { defaultArguments, parametersSchema, parseSignature } from '../ptc/progr
 import { runProgram, type ProgramTool } from '../ptc/run-program';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { SandboxLimits } from '../runtime/sandbox';
+import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { defineTool, type ToolSpec } from './define-tool';
-import { describeRun, programTools } from './ptc';
+import { describeRun, programTools, sandboxPlace } from './ptc';
 
 /** The `group` of saved programs' tools, for listings. */
 export const SAVED_PROGRAMS_GROUP = 'saved programs';
@@ -24,6 +25,8 @@ export interface ProgramToolOptions {
   limits?: Partial<SandboxLimits>;
   store?: ProgramStore;
   session: { id: string; dir: string };
+  /** The session's budget of sandboxes (see `PtcToolOptions.budget`). */
+  budget?: SandboxBudget;
 }
 
 /** The principal a saved program's calls are admitted as: `program:over_limit@2`. */
@@ -89,6 +92,7 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
         args: input,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.store ? { store: options.store } : {}),
+        ...sandboxPlace(ctx, options.budget),
       });
       const { trace } = run;
       const value = trace.result !== undefined ? trace.result : trace.stdout;

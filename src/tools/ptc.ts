@@ -5,6 +5,7 @@ import type { ProgramStore } from '../ptc/program-store';
 import { PYTHON_PRINCIPAL } from '../ptc/python-bridge';
 import { runProgram, type ProgramRun, type ProgramTool } from '../ptc/run-program';
 import type { SandboxLimits } from '../runtime/sandbox';
+import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { toolDeclarations } from './declarations';
 import { briefLine, DESCRIBE_TOOL, hiddenGroups } from './describe';
 import { defineTool, type ToolContext, type ToolSpec } from './define-tool';
@@ -33,13 +34,24 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
       // A person's time to answer a confirmation is not the program's: the wall clock waits.
       const { confirm } = ctx;
       const held = confirm && call.holdClock ? { confirm: heldWhileAsking(confirm, call.holdClock) } : {};
-      const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, ...held, signal: call.signal }, caller);
+      const nested = call.sandboxBudget ? { sandboxBudget: call.sandboxBudget } : {};
+      const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, ...held, ...nested, signal: call.signal }, caller);
       const where = resource === undefined ? {} : { resource };
       if (result.isError) return { decision, ...where, ok: false, error: result.output };
       return { decision, ...where, ok: true, value: result.value !== undefined ? result.value : result.output };
     };
   }
   return map;
+}
+
+/**
+ * Where a program run for a tool call takes its sandbox: nested in the calling program's
+ * budget when a program made the call (no waiting: its caller holds a place), otherwise from
+ * the session's `budget`, waiting its turn.
+ */
+export function sandboxPlace(ctx: ToolContext, budget: SandboxBudget | undefined): { budget?: SandboxBudget; nested?: boolean } {
+  if (ctx.sandboxBudget) return { budget: ctx.sandboxBudget, nested: true };
+  return budget ? { budget } : {};
 }
 
 /** `confirm`, with the program's wall clock held while the person answers. */
@@ -62,6 +74,8 @@ export interface PtcToolOptions {
   limits?: Partial<SandboxLimits>;
   store?: ProgramStore;
   session: { id: string; dir: string };
+  /** The session's budget of sandboxes, shared by every program it runs. */
+  budget?: SandboxBudget;
   /**
    * The model calls tools natively, from definitions that give their parameters: the tools it
    * has definitions of are only named in the instructions (with their result types), not
@@ -145,6 +159,7 @@ export function createPtcTool(options: PtcToolOptions) {
         signal: ctx.signal,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.store ? { store: options.store } : {}),
+        ...sandboxPlace(ctx, options.budget),
       });
       return { output: describeRun(run), value: run.trace.result, isError: !run.trace.ok, details: run };
     },

@@ -127,8 +127,9 @@ describe('buildToolset', () => {
 
   it('maps the limits and passes the rules through', () => {
     const policy: PolicyRule[] = [{ tool: 'read', resource: 'secrets/**', principal: 'program:*', action: 'deny' }];
-    const ptc: Partial<PtcConfig> = { memoryMb: 48, cpuTimeSeconds: 2, stackKb: 256 };
+    const ptc: Partial<PtcConfig> = { memoryMb: 48, cpuTimeSeconds: 2, stackKb: 256, maxLiveSandboxes: 3, totalMemoryMb: 256 };
     const toolset = buildToolset(config({ policy, ptc }), sessionRef());
+    expect(toolset.budget.limits).toEqual({ maxLive: 3, memoryBytes: 256 * 1024 * 1024 });
     expect(toolset.limits).toEqual(sandboxLimits({ ...DEFAULT_PTC_CONFIG, ...ptc }));
     expect(toolset.limits).toMatchObject({ memoryBytes: 48 * 1024 * 1024, cpuTimeMs: 2000, stackBytes: 256 * 1024 });
     expect(toolset.rules).toBe(policy);

@@ -305,6 +305,11 @@ max_tool_calls = 50
     expect(result).toMatchObject({ config: { ptc: { stackKb: 1024 }, sources: [join(dirs().env.XDG_CONFIG_HOME, 'fence/config.toml')] } });
   });
 
+  it("reads the session's budget of sandboxes from [ptc]", async () => {
+    const result = await writeConfigs({ user: '[ptc]\nmax_live_sandboxes = 4\ntotal_memory_mb = 512\n' });
+    expect(result).toMatchObject({ config: { ptc: { maxLiveSandboxes: 4, totalMemoryMb: 512 } } });
+  });
+
   it('names the file, line and column of a syntax error', async () => {
     expect(await projectError('[ptc]\nmemory_mb = 64\nstack_kb = \n')).toMatch(/^fence\.toml: line 3, column \d+: .+/);
     const user = await writeConfigs({ user: 'a = 1\na = 2\n' });
@@ -344,6 +349,8 @@ max_tool_calls = 50
     expect(await projectError('[policy]\ntool = "read"\naction = "deny"\n')).toMatch(/^fence\.toml: policy: expected an array of tables, written \[\[policy\]\]/);
     expect(await projectError('[ptc]\nmemory_mb = 0\n')).toBe('fence.toml: ptc.memory_mb: expected a positive integer, got 0');
     expect(await projectError('[ptc]\nmax_tool_calls = 1.5\n')).toBe('fence.toml: ptc.max_tool_calls: expected a positive integer, got 1.5');
+    expect(await projectError('[ptc]\nmax_live_sandboxes = 0\n')).toBe('fence.toml: ptc.max_live_sandboxes: expected a positive integer, got 0');
+    expect(await projectError('[ptc]\ntotal_memory_mb = "1G"\n')).toBe('fence.toml: ptc.total_memory_mb: expected a positive integer, got "1G"');
     expect(await projectError('[ptc]\neligible = ["sav"]\n')).toBe(
       'fence.toml: ptc.eligible[0]: expected the name of a built-in tool (shell, save, append, patch, read, glob, grep, python, ptc), got "sav"',
     );
