@@ -109,7 +109,7 @@ describe('a budget of sandboxes', () => {
     ];
     for (const [code, options, kind] of endings) {
       const budget = new SandboxBudget();
-      const limits = { ...TEST_LIMITS, wallTimeMs: 2000, maxToolCalls: 1, ...options.limits };
+      const limits = { ...TEST_LIMITS, wallTimeMs: 10_000, maxToolCalls: 1, ...options.limits };
       const result = await run(code, { ...options, budget, limits });
       expect(result.error?.kind, code).toBe(kind);
       expect([budget.peakLive, budget.live, budget.reservedBytes], code).toEqual([1, 0, 0]);
