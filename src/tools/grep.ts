@@ -6,6 +6,7 @@ import { defineTool, type ToolContext, type ToolResult } from './define-tool';
 import { walkBoundary, type WalkBoundary } from './file-boundary';
 import { binaryFileRefusal, runOnFile } from './file-errors';
 import { compareCodeUnits, findFiles } from './glob';
+import { lineMatcher, type LineMatcher } from './grep-match';
 import { isBinary, plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, type WorkspaceFile } from './workspace-path';
@@ -136,7 +137,20 @@ async function refuseSingleFile(file: WorkspaceFile, size: number): Promise<Tool
   return undefined;
 }
 
+/**
+ * Searches `files` in path order. The pattern runs where it cannot keep fence busy (see
+ * `lineMatcher`); a pattern too slow for one file ends the search with `PatternTooSlowError`.
+ */
 async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: ToolContext, boundary?: WalkBoundary): Promise<SearchTally> {
+  const matcher = lineMatcher(regex, ctx.signal);
+  try {
+    return await searchEach(matcher, files, ctx, boundary);
+  } finally {
+    await matcher.close();
+  }
+}
+
+async function searchEach(matcher: LineMatcher, files: readonly WorkspaceFile[], ctx: ToolContext, boundary?: WalkBoundary): Promise<SearchTally> {
   const tally: SearchTally = { matches: [], more: 0, searched: 0, refused: 0, binary: 0, large: 0 };
   const ordered = [...files].sort((a, b) => compareCodeUnits(a.shown, b.shown));
   for (const file of ordered) {
@@ -150,7 +164,7 @@ async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: 
     const text = await readSearchable(file, tally, ctx.signal, boundary);
     if (text === undefined) continue;
     tally.searched += 1;
-    searchText(regex, file.shown, text, tally);
+    record(file.shown, text, await matcher.matchLines(text, file.shown), tally);
   }
   return tally;
 }
@@ -185,17 +199,18 @@ async function readSearchable(file: WorkspaceFile, tally: SearchTally, signal: A
   return bytes.toString('utf8').replace(/^\uFEFF/, '');
 }
 
-function searchText(regex: RegExp, path: string, text: string, tally: SearchTally): void {
+/** Adds the lines of `text` at `found` (indices from 0) to the tally, up to `GREP_MATCH_LIMIT`. */
+function record(path: string, text: string, found: readonly number[], tally: SearchTally): void {
+  if (found.length === 0) return;
   const lines = text.split('\n');
-  lines.forEach((raw, index) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (!regex.test(line)) return;
+  for (const index of found) {
     if (tally.matches.length >= GREP_MATCH_LIMIT) {
       tally.more += 1;
-      return;
+      continue;
     }
-    tally.matches.push({ path, line: index + 1, text: cutLine(line) });
-  });
+    const raw = lines[index] ?? '';
+    tally.matches.push({ path, line: index + 1, text: cutLine(raw.endsWith('\r') ? raw.slice(0, -1) : raw) });
+  }
 }
 
 function report(regex: RegExp, root: WorkspaceFile, tally: SearchTally): ToolResult {
