@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { mkdir, open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { constants, readlinkSync } from 'node:fs';
+import { mkdir, open, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { readRefusal, writeRefusal } from '../runtime/sandbox-policy';
 import type { ToolContext } from './define-tool';
@@ -85,7 +85,8 @@ async function judged(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: Wor
 async function whereOpened(handle: FileHandle, file: WorkspaceFile): Promise<{ real: string; here: string }> {
   const here = `/proc/self/fd/${handle.fd}`;
   try {
-    const real = await readlink(here);
+    // The kernel answers from memory, at once: no need to wait on the thread pool.
+    const real = readlinkSync(here);
     if (real.startsWith('/') && !real.endsWith(' (deleted)')) return { real, here };
   } catch {
     // No /proc: judged by the real path, checked below.
