@@ -1,9 +1,8 @@
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { binaryFileRefusal, runOnFile } from './file-errors';
 import { previewFileChange } from './file-preview';
+import { createAdmitted, openAdmitted, readOpened, rewriteOpened, type OpenedFile } from './opened-file';
 import {
   convertLineEndings,
   countLines,
@@ -12,7 +11,6 @@ import {
   hasLineBreak,
   isBinary,
   plural,
-  readIfExists,
   withFinalNewline,
 } from './text-file';
 import { pathResource } from './workspace-path';
@@ -23,7 +21,8 @@ import { pathResource } from './workspace-path';
  * the file does not end with one) and ends with a line break; it takes the file's line-break
  * style. The existing bytes are never rewritten, so files in any encoding are safe; a binary
  * file (see `isBinary`) is refused, as read and patch refuse it. Empty content is an error
- * result, as are the failures the model can fix.
+ * result, as are the failures the model can fix. The file is opened (or created) and judged by
+ * where it really is before it is read or written, through that descriptor (see `openAdmitted`).
  */
 export const appendTool = defineTool({
   name: 'append',
@@ -50,27 +49,33 @@ export const appendTool = defineTool({
   async execute({ path, content }, ctx) {
     return runOnFile(ctx, path, 'write', async (file) => {
       if (content === '') return { output: `Nothing to append to ${file.shown}: the content is empty`, isError: true };
-      const existing = await readIfExists(file.absolute);
-      if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'append adds to text files only');
-      const before = existing?.toString('latin1') ?? '';
-      const { added, separator } = appendedText(before, content);
-      const addedBytes = Buffer.byteLength(added, 'utf8');
-      ctx.signal.throwIfAborted();
-      ctx.beforeWrite?.(file.absolute, existing);
-      if (existing === undefined) {
-        await mkdir(dirname(file.absolute), { recursive: true });
-        await writeFile(file.absolute, added);
+      const opened = await openAdmitted(ctx, file, 'write', 'append', 'ok');
+      let created: OpenedFile | undefined;
+      try {
+        const existing = opened && (await readOpened(opened, file));
+        if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'append adds to text files only');
+        const before = existing?.toString('latin1') ?? '';
+        const { added, separator } = appendedText(before, content);
+        const addedBytes = Buffer.byteLength(added, 'utf8');
+        ctx.signal.throwIfAborted();
+        ctx.beforeWrite?.(file.absolute, existing);
+        if (opened === undefined || existing === undefined) {
+          await rewriteOpened((created = await createAdmitted(ctx, file, 'append')), added);
+          return {
+            output: `Created ${file.shown} (${describeSize(countLines(added), addedBytes)})`,
+            details: { path: file.shown, created: true, bytes: addedBytes },
+          };
+        }
+        await opened.handle.write(Buffer.from(added, 'utf8'), 0, addedBytes, existing.length);
+        const total = describeSize(countLines(before + added), existing.length + addedBytes);
         return {
-          output: `Created ${file.shown} (${describeSize(countLines(added), addedBytes)})`,
-          details: { path: file.shown, created: true, bytes: addedBytes },
+          output: `Appended ${plural(countLines(added.slice(separator.length)), 'line')} to ${file.shown} (now ${total})`,
+          details: { path: file.shown, created: false, bytes: addedBytes },
         };
+      } finally {
+        await opened?.handle.close();
+        await created?.handle.close();
       }
-      await appendFile(file.absolute, added);
-      const total = describeSize(countLines(before + added), existing.length + addedBytes);
-      return {
-        output: `Appended ${plural(countLines(added.slice(separator.length)), 'line')} to ${file.shown} (now ${total})`,
-        details: { path: file.shown, created: false, bytes: addedBytes },
-      };
     });
   },
 });

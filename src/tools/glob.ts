@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext } from './define-tool';
 import { walkBoundary } from './file-boundary';
+import { compileGlob } from './glob-match';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { resolveWorkspacePath } from './workspace-path';
@@ -23,18 +24,22 @@ export const SKIPPED_FOLDERS: readonly string[] = ['node_modules', '.git'];
  * followed, so a search never loops, and no path outside `cwd` is ever returned. A link on
  * the pattern's fixed leading part (`linked/*`, or `cwd` itself) is where the walk starts,
  * though: the files under it are inside `cwd` as written, not always as real paths. A folder
- * name alone matches nothing (write `src/**`). Never checks access.
+ * name alone matches nothing (write `src/**`). The pattern is matched in time linear in each
+ * path (see `compileGlob`, whose `ToolInputError` for a pattern it refuses this throws).
+ * Never checks access.
  */
 export async function findFiles(cwd: string, pattern: string, signal?: AbortSignal, leftOut: readonly string[] = []): Promise<string[]> {
   // Loaded on first use: tinyglobby sets up its matcher when loaded, which every session would pay for.
   const { glob: matchFiles, escapePath } = await import('tinyglobby');
+  const matcher = compileGlob(pattern, escapePath);
   const segments = pattern.split('/');
   const ignore = SKIPPED_FOLDERS.filter((folder) => !segments.includes(folder))
     .map((folder) => `**/${folder}/**`)
     .concat(leftOut.map((path) => `${escapePath(path)}/**`));
-  const found = await matchFiles(pattern, {
+  // tinyglobby walks with coarse patterns its own matcher runs fast; the linear matcher decides.
+  const found = await matchFiles(matcher.walk, {
     cwd,
-    dot: false,
+    dot: matcher.dot,
     ignore,
     followSymbolicLinks: false,
     expandDirectories: false,
@@ -42,7 +47,7 @@ export async function findFiles(cwd: string, pattern: string, signal?: AbortSign
     ...(signal ? { signal } : {}),
   });
   // A pattern can reach `..` in ways a segment check misses (braces, extglobs): keep `cwd`'s own files only.
-  return found.filter((path) => !path.startsWith('../') && !isAbsolute(path)).sort(compareCodeUnits);
+  return found.filter((path) => !path.startsWith('../') && !isAbsolute(path) && matcher.matches(path)).sort(compareCodeUnits);
 }
 
 /**
@@ -107,7 +112,13 @@ export const globTool = defineTool({
       throw error;
     }
     const boundary = walkBoundary(ctx, ctx.workspace);
-    const walked = await findFiles(ctx.workspace, relative, ctx.signal, boundary?.leftOut);
+    let walked: string[];
+    try {
+      walked = await findFiles(ctx.workspace, relative, ctx.signal, boundary?.leftOut);
+    } catch (error) {
+      if (error instanceof ToolInputError) return { output: error.message, isError: true };
+      throw error;
+    }
     // What the sandbox denies is left out without a word, as if it were not there (the shell sees no more).
     const found = boundary ? walked.filter((path) => boundary.shows(join(ctx.workspace, path))) : walked;
     const { canAccess } = ctx;

@@ -1,4 +1,4 @@
-import { lstat, readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
@@ -6,6 +6,8 @@ import { defineTool, type ToolContext, type ToolResult } from './define-tool';
 import { walkBoundary, type WalkBoundary } from './file-boundary';
 import { binaryFileRefusal, runOnFile } from './file-errors';
 import { compareCodeUnits, findFiles } from './glob';
+import { lineMatcher, type LineMatcher } from './grep-match';
+import { openAdmitted, type OpenedFile } from './opened-file';
 import { isBinary, plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, type WorkspaceFile } from './workspace-path';
@@ -103,9 +105,9 @@ export const grepTool = defineTool({
     return runOnFile(ctx, searchPath(path), 'read', async (root) => {
       const info = await stat(root.absolute);
       if (info.isFile()) {
-        const refusal = await refuseSingleFile(root, info.size);
+        const refusal = await refuseSingleFile(root, ctx);
         if (refusal !== undefined) return refusal;
-        return report(regex, root, await searchFiles(regex, [root], ctx));
+        return report(regex, root, await searchFiles(regex, [root], ctx, undefined, true));
       }
       if (!info.isDirectory()) return { output: `${root.shown} is neither a file nor a folder`, isError: true };
       const boundary = walkBoundary(ctx, root.absolute);
@@ -126,17 +128,36 @@ function searchPath(path: string | undefined): string {
   return path === undefined || path.trim() === '' ? '.' : path;
 }
 
-/** A file named on its own is refused with a reason when it is too large or binary. */
-async function refuseSingleFile(file: WorkspaceFile, size: number): Promise<ToolResult | undefined> {
-  if (size > GREP_FILE_LIMIT_BYTES) {
-    return { output: `${file.shown} is over 2 MB (${plural(size, 'byte')}); search it with the shell (grep -n)`, isError: true };
+/** A file named on its own is refused with a reason when it is too large or binary (judged as it is opened, see `openAdmitted`). */
+async function refuseSingleFile(file: WorkspaceFile, ctx: ToolContext): Promise<ToolResult | undefined> {
+  const opened = (await openAdmitted(ctx, file, 'read', 'grep')) as OpenedFile;
+  try {
+    const { size } = await opened.handle.stat();
+    if (size > GREP_FILE_LIMIT_BYTES) {
+      return { output: `${file.shown} is over 2 MB (${plural(size, 'byte')}); search it with the shell (grep -n)`, isError: true };
+    }
+    const bytes = await opened.handle.readFile();
+    if (isBinary(bytes)) return binaryFileRefusal(file.shown, bytes.length, 'grep searches text files only');
+    return undefined;
+  } finally {
+    await opened.handle.close();
   }
-  const bytes = await readFile(file.absolute);
-  if (isBinary(bytes)) return binaryFileRefusal(file.shown, bytes.length, 'grep searches text files only');
-  return undefined;
 }
 
-async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: ToolContext, boundary?: WalkBoundary): Promise<SearchTally> {
+/**
+ * Searches `files` in path order. The pattern runs where it cannot keep fence busy (see
+ * `lineMatcher`); a pattern too slow for one file ends the search with `PatternTooSlowError`.
+ */
+async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: ToolContext, boundary?: WalkBoundary, named = false): Promise<SearchTally> {
+  const matcher = lineMatcher(regex, ctx.signal);
+  try {
+    return await searchEach(matcher, files, ctx, boundary, named);
+  } finally {
+    await matcher.close();
+  }
+}
+
+async function searchEach(matcher: LineMatcher, files: readonly WorkspaceFile[], ctx: ToolContext, boundary: WalkBoundary | undefined, named: boolean): Promise<SearchTally> {
   const tally: SearchTally = { matches: [], more: 0, searched: 0, refused: 0, binary: 0, large: 0 };
   const ordered = [...files].sort((a, b) => compareCodeUnits(a.shown, b.shown));
   for (const file of ordered) {
@@ -147,55 +168,67 @@ async function searchFiles(regex: RegExp, files: readonly WorkspaceFile[], ctx: 
       tally.refused += 1;
       continue;
     }
-    const text = await readSearchable(file, tally, ctx.signal, boundary);
+    const text = await readSearchable(file, tally, ctx, boundary, named);
     if (text === undefined) continue;
     tally.searched += 1;
-    searchText(regex, file.shown, text, tally);
+    record(file.shown, text, await matcher.matchLines(text, file.shown), tally);
   }
   return tally;
 }
 
 /**
  * The file's text, or `undefined` (counted in `tally`) when it is too large, binary or gone,
- * or (silently) when it is a link the sandbox does not let the search follow.
+ * or (silently) when what was opened is not what may be shown: a link the sandbox does not let
+ * the search follow, or a file swapped in since the walk. The file is opened first and judged
+ * by its real path when that is not the path the walk judged (see `openAdmitted`); a file
+ * `named` as the call's path is judged as `read` judges it, a refusal being the call's error.
  */
-async function readSearchable(file: WorkspaceFile, tally: SearchTally, signal: AbortSignal, boundary?: WalkBoundary): Promise<string | undefined> {
-  let bytes: Buffer;
+async function readSearchable(file: WorkspaceFile, tally: SearchTally, ctx: ToolContext, boundary: WalkBoundary | undefined, named: boolean): Promise<string | undefined> {
+  let opened: OpenedFile | undefined;
   try {
-    // The walk lists no links; should one be there all the same, where it leads is judged before it is read.
-    let info = await lstat(file.absolute);
-    if (info.isSymbolicLink()) {
-      if (boundary && !boundary.followsLink(file.absolute)) return undefined;
-      info = await stat(file.absolute);
+    opened = await openAdmitted(named ? ctx : {}, file, 'read', 'grep');
+    if (opened === undefined) return undefined;
+    const real = opened.real;
+    if (real !== file.absolute) {
+      if (boundary && !boundary.followsLink(real)) return undefined;
+      if (ctx.canAccess && !(ctx.canAccess('grep', real) && ctx.canAccess('read', real))) {
+        tally.refused += 1;
+        return undefined;
+      }
     }
+    const info = await opened.handle.stat();
+    if (!info.isFile()) return undefined;
     if (info.size > GREP_FILE_LIMIT_BYTES) {
       tally.large += 1;
       return undefined;
     }
-    bytes = await readFile(file.absolute, { signal });
+    const bytes = await opened.handle.readFile({ signal: ctx.signal });
+    if (isBinary(bytes)) {
+      tally.binary += 1;
+      return undefined;
+    }
+    return bytes.toString('utf8').replace(/^\uFEFF/, '');
   } catch (error) {
     // A file removed or made unreadable while the search runs is passed over, like grep -s.
     if (error instanceof Error && 'code' in error && typeof error.code === 'string') return undefined;
     throw error;
+  } finally {
+    await opened?.handle.close();
   }
-  if (isBinary(bytes)) {
-    tally.binary += 1;
-    return undefined;
-  }
-  return bytes.toString('utf8').replace(/^\uFEFF/, '');
 }
 
-function searchText(regex: RegExp, path: string, text: string, tally: SearchTally): void {
+/** Adds the lines of `text` at `found` (indices from 0) to the tally, up to `GREP_MATCH_LIMIT`. */
+function record(path: string, text: string, found: readonly number[], tally: SearchTally): void {
+  if (found.length === 0) return;
   const lines = text.split('\n');
-  lines.forEach((raw, index) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (!regex.test(line)) return;
+  for (const index of found) {
     if (tally.matches.length >= GREP_MATCH_LIMIT) {
       tally.more += 1;
-      return;
+      continue;
     }
-    tally.matches.push({ path, line: index + 1, text: cutLine(line) });
-  });
+    const raw = lines[index] ?? '';
+    tally.matches.push({ path, line: index + 1, text: cutLine(raw.endsWith('\r') ? raw.slice(0, -1) : raw) });
+  }
 }
 
 function report(regex: RegExp, root: WorkspaceFile, tally: SearchTally): ToolResult {

@@ -1,4 +1,5 @@
 import { admit, pathGuard, type Decision, type PolicyRule } from '../policy/admit';
+import { workspaceResource } from '../policy/workspace-resource';
 import type { ToolContext, ToolPreview, ToolResult, ToolSpec } from './define-tool';
 import { renderCall, type Notation } from './notation';
 
@@ -63,6 +64,8 @@ export async function invokeTool(spec: ToolSpec, input: unknown, ctx: ToolContex
   }
   const guards = new Map<string, (path: string) => boolean>();
   const canAccess = (tool: string, path: string) => {
+    // The call's own resource was admitted (perhaps by a person's yes): its tool may touch it.
+    if (tool === spec.name && resource !== undefined && workspaceResource(ctx.workspace, path) === resource) return true;
     let guard = guards.get(tool);
     if (!guard) guards.set(tool, (guard = pathGuard(ctx.workspace, caller.rules, caller.principal, caller.intent, tool)));
     return guard(path);

@@ -1,12 +1,11 @@
 import { isUtf8 } from 'node:buffer';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { binaryFileRefusal, describeMissingPath, runOnFile } from './file-errors';
 import { previewFileChange } from './file-preview';
+import { createAdmitted, openAdmitted, readOpened, rewriteOpened, type OpenedFile } from './opened-file';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
-import { isBinary, plural, readIfExists } from './text-file';
+import { isBinary, plural } from './text-file';
 import { pathResource } from './workspace-path';
 
 const BOM = '\uFEFF';
@@ -18,7 +17,8 @@ const BOM = '\uFEFF';
  * with an empty ORIGINAL. Line breaks (LF or CRLF) and a leading byte-order mark are kept.
  * Binary files and files that are not valid UTF-8 are refused rather than risk rewriting
  * their bytes. Every failure the model can fix (no match, several matches, malformed patch)
- * is an error result naming the hunk.
+ * is an error result naming the hunk. The file is opened (or created) and judged by where it
+ * really is before it is read or written, through that descriptor (see `openAdmitted`).
  */
 export const patchTool = defineTool({
   name: 'patch',
@@ -68,33 +68,39 @@ export const patchTool = defineTool({
     return runOnFile(ctx, path, 'write', async (file) => {
       const parsed = parsePatch(patch);
       if (!parsed.ok) return { output: parsed.error, isError: true };
-      const existing = await readIfExists(file.absolute);
-      if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'patch edits text files only');
-      if (existing !== undefined && !isUtf8(existing)) {
-        return { output: `${file.shown} is not valid UTF-8 text; patch cannot edit it safely`, isError: true };
-      }
-      const decoded = existing?.toString('utf8') ?? '';
-      const bom = decoded.startsWith(BOM) ? BOM : '';
-      const before = decoded.slice(bom.length);
-      const applied = applyPatch(before, parsed.hunks, file.shown);
-      if (!applied.ok) {
-        if (existing === undefined) {
-          const missing = await describeMissingPath(ctx.workspace, file.absolute);
-          return { output: `${missing} (to create a new file, use save)`, isError: true };
+      const opened = await openAdmitted(ctx, file, 'write', 'patch', 'ok');
+      let created: OpenedFile | undefined;
+      try {
+        const existing = opened && (await readOpened(opened, file));
+        if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'patch edits text files only');
+        if (existing !== undefined && !isUtf8(existing)) {
+          return { output: `${file.shown} is not valid UTF-8 text; patch cannot edit it safely`, isError: true };
         }
-        return { output: applied.error, isError: true };
+        const decoded = existing?.toString('utf8') ?? '';
+        const bom = decoded.startsWith(BOM) ? BOM : '';
+        const before = decoded.slice(bom.length);
+        const applied = applyPatch(before, parsed.hunks, file.shown);
+        if (!applied.ok) {
+          if (existing === undefined) {
+            const missing = await describeMissingPath(ctx.workspace, file.absolute);
+            return { output: `${missing} (to create a new file, use save)`, isError: true };
+          }
+          return { output: applied.error, isError: true };
+        }
+        const count = plural(parsed.hunks.length, 'hunk');
+        const details = { path: file.shown, created: existing === undefined, changes: applied.changes };
+        if (existing !== undefined && applied.text === before) {
+          return { output: `${file.shown} unchanged: the UPDATED lines of ${count} equal their ORIGINAL`, details };
+        }
+        ctx.signal.throwIfAborted();
+        ctx.beforeWrite?.(file.absolute, existing);
+        await rewriteOpened(opened ?? (created = await createAdmitted(ctx, file, 'patch')), bom + applied.text);
+        const verb = existing === undefined ? 'Created' : 'Patched';
+        return { output: [`${verb} ${file.shown}: ${count} applied`, ...applied.changes.map(describeChange)].join('\n'), details };
+      } finally {
+        await opened?.handle.close();
+        await created?.handle.close();
       }
-      const count = plural(parsed.hunks.length, 'hunk');
-      const details = { path: file.shown, created: existing === undefined, changes: applied.changes };
-      if (existing !== undefined && applied.text === before) {
-        return { output: `${file.shown} unchanged: the UPDATED lines of ${count} equal their ORIGINAL`, details };
-      }
-      ctx.signal.throwIfAborted();
-      ctx.beforeWrite?.(file.absolute, existing);
-      if (existing === undefined) await mkdir(dirname(file.absolute), { recursive: true });
-      await writeFile(file.absolute, bom + applied.text, 'utf8');
-      const verb = existing === undefined ? 'Created' : 'Patched';
-      return { output: [`${verb} ${file.shown}: ${count} applied`, ...applied.changes.map(describeChange)].join('\n'), details };
     });
   },
 });

@@ -1,7 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from './define-tool';
 import { binaryFileRefusal, runOnFile } from './file-errors';
+import { openAdmitted, type OpenedFile } from './opened-file';
 import type { WorkspaceFile } from './workspace-path';
 import { countLines, isBinary, plural } from './text-file';
 import { pathResource } from './workspace-path';
@@ -15,7 +16,8 @@ export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
  * the same string, for programs. A folder is listed instead: one entry per line, folders
  * ending with `/`, and `value` is the array of those entries. A binary file, a file over
  * `READ_LIMIT_BYTES` or a missing path is an error result (the latter naming similarly named
- * entries when there are any). It never writes anything.
+ * entries when there are any). The file or folder is opened, then judged by where it really
+ * is (see `openAdmitted`), and read through that descriptor. It never writes anything.
  */
 export const readTool = defineTool({
   name: 'read',
@@ -36,27 +38,33 @@ export const readTool = defineTool({
   returns: 'string | string[]',
   async execute({ path }, ctx) {
     return runOnFile(ctx, path, 'read', async (file) => {
-      const info = await stat(file.absolute);
-      if (info.isDirectory()) return listFolder(file);
-      if (!info.isFile()) return { output: `${file.shown} is not a regular file`, isError: true };
-      if (info.size > READ_LIMIT_BYTES) {
-        return {
-          output: `${file.shown} is too large to read whole (${plural(info.size, 'byte')}); use the shell (head, sed -n, grep) to read parts of it`,
-          isError: true,
-        };
+      const opened = (await openAdmitted(ctx, file, 'read', 'read')) as OpenedFile;
+      try {
+        const info = await opened.handle.stat();
+        if (info.isDirectory()) return await listFolder(file, opened);
+        if (!info.isFile()) return { output: `${file.shown} is not a regular file`, isError: true };
+        if (info.size > READ_LIMIT_BYTES) {
+          return {
+            output: `${file.shown} is too large to read whole (${plural(info.size, 'byte')}); use the shell (head, sed -n, grep) to read parts of it`,
+            isError: true,
+          };
+        }
+        const bytes = await opened.handle.readFile({ signal: ctx.signal });
+        if (isBinary(bytes)) return binaryFileRefusal(file.shown, bytes.length, 'read shows text only');
+        const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+        const details = { path: file.shown, bytes: bytes.length, lines: countLines(text) };
+        if (text === '') return { output: `${file.shown} is empty`, value: text, details };
+        return { output: text, value: text, details };
+      } finally {
+        await opened.handle.close();
       }
-      const bytes = await readFile(file.absolute, { signal: ctx.signal });
-      if (isBinary(bytes)) return binaryFileRefusal(file.shown, bytes.length, 'read shows text only');
-      const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
-      const details = { path: file.shown, bytes: bytes.length, lines: countLines(text) };
-      if (text === '') return { output: `${file.shown} is empty`, value: text, details };
-      return { output: text, value: text, details };
     });
   },
 });
 
-async function listFolder(folder: WorkspaceFile): Promise<ToolResult> {
-  const entries = await readdir(folder.absolute, { withFileTypes: true });
+/** The entries of the folder `opened` holds (listed through its descriptor where the system names one). */
+async function listFolder(folder: WorkspaceFile, opened: OpenedFile): Promise<ToolResult> {
+  const entries = await readdir(opened.here, { withFileTypes: true });
   const names = entries
     .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

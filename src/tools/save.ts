@@ -1,9 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { z } from 'zod';
 import { defineTool } from './define-tool';
 import { binaryFileRefusal, runOnFile } from './file-errors';
 import { previewFileChange } from './file-preview';
+import { createAdmitted, openAdmitted, readOpened, rewriteOpened, type OpenedFile } from './opened-file';
 import {
   convertLineEndings,
   countLines,
@@ -11,7 +10,6 @@ import {
   dominantLineEnding,
   hasLineBreak,
   isBinary,
-  readIfExists,
   withFinalNewline,
 } from './text-file';
 import { pathResource } from './workspace-path';
@@ -23,6 +21,8 @@ import { pathResource } from './workspace-path';
  * is already there. A binary file (see `isBinary`) is never replaced: the model cannot have
  * read it, so writing text over it is most likely a wrong path. Failures the model can fix
  * (a binary file, a folder in the way, no permission, an empty path) come back as error results.
+ * The file is opened (or created) and judged by where it really is before it is read or
+ * written, and both go through that descriptor (see `openAdmitted`).
  */
 export const saveTool = defineTool({
   name: 'save',
@@ -45,19 +45,25 @@ export const saveTool = defineTool({
   preview: ({ path, content }, ctx) => previewFileChange(ctx, path, (existing) => ({ after: savedText(existing, content) })),
   async execute({ path, content }, ctx) {
     return runOnFile(ctx, path, 'write', async (file) => {
-      const existing = await readIfExists(file.absolute);
-      if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'save replaces text files only');
-      const text = savedText(existing, content);
-      const bytes = Buffer.from(text, 'utf8');
-      const size = describeSize(countLines(text), bytes.length);
-      const details = { path: file.shown, created: existing === undefined, bytes: bytes.length };
-      if (existing?.equals(bytes)) return { output: `${file.shown} already has this content (${size})`, details };
-      ctx.signal.throwIfAborted();
-      ctx.beforeWrite?.(file.absolute, existing);
-      await mkdir(dirname(file.absolute), { recursive: true });
-      await writeFile(file.absolute, bytes);
-      const verb = existing === undefined ? 'Created' : 'Saved';
-      return { output: `${verb} ${file.shown} (${size})`, details };
+      const opened = await openAdmitted(ctx, file, 'write', 'save', 'ok');
+      let created: OpenedFile | undefined;
+      try {
+        const existing = opened && (await readOpened(opened, file));
+        if (existing !== undefined && isBinary(existing)) return binaryFileRefusal(file.shown, existing.length, 'save replaces text files only');
+        const text = savedText(existing, content);
+        const bytes = Buffer.from(text, 'utf8');
+        const size = describeSize(countLines(text), bytes.length);
+        const details = { path: file.shown, created: existing === undefined, bytes: bytes.length };
+        if (existing?.equals(bytes)) return { output: `${file.shown} already has this content (${size})`, details };
+        ctx.signal.throwIfAborted();
+        ctx.beforeWrite?.(file.absolute, existing);
+        await rewriteOpened(opened ?? (created = await createAdmitted(ctx, file, 'save')), bytes);
+        const verb = existing === undefined ? 'Created' : 'Saved';
+        return { output: `${verb} ${file.shown} (${size})`, details };
+      } finally {
+        await opened?.handle.close();
+        await created?.handle.close();
+      }
     });
   },
 });
