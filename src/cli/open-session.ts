@@ -106,7 +106,7 @@ function openWithTools(
   closeMcp: () => Promise<void>,
   warn: (line: string) => void,
 ): OpenSession {
-  const programs = approvedPrograms(programRoots(options.home, options.workspace));
+  const programs = approvedPrograms(programRoots(options.home, options.workspace), options.home);
   // Where program runs write their traces: the session's folder, and a fork's once it goes on in one.
   const traceSession = { id, dir: join(options.home, 'sessions', id) };
   const toolset = buildToolset(options.config, traceSession, mcpTools, programs);
