@@ -90,7 +90,11 @@ export function writeApproval(home: string, approval: Approval): string | undefi
     renameSync(temporary, file);
     return undefined;
   } catch (error) {
-    rmSync(temporary, { force: true });
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // No temporary file was made: the folder could not be.
+    }
     return `cannot write the approval in ${approvalsDir(home)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
   }
 }
