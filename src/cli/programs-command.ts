@@ -58,7 +58,7 @@ function rootOf(roots: readonly ProgramRoot[], program: SavedProgram): ProgramRo
 interface Standing {
   status: string;
   approval?: Approval;
-  /** True when the person's approval is of other code than the file's now. */
+  /** True when the person's approval no longer covers the version (other code, or tools it did not name). */
   approvalStale: boolean;
   /** For a record that says approved where the person did not approve it. */
   suggestion?: string;
