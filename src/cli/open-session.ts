@@ -112,7 +112,7 @@ function openWithTools(
 ): OpenSession {
   // A project's programs only from a workspace the person trusts (see `workspaceTrust`).
   const trusted = !options.config.trust || isUsable(options.config.trust);
-  const programs = approvedPrograms(programRoots(options.home, options.workspace).filter((root) => trusted || root.scope !== 'project'));
+  const programs = approvedPrograms(programRoots(options.home, options.workspace).filter((root) => trusted || root.scope !== 'project'), options.home);
   // Where program runs write their traces: the session's folder, and a fork's once it goes on in one.
   const traceSession = { id, dir: join(options.home, 'sessions', id) };
   const toolset = buildToolset(options.config, traceSession, mcpTools, programs);

@@ -1,10 +1,13 @@
 import { join } from 'node:path';
 import { fenceHome } from '../config/paths';
 import { readSessionInfo } from '../conversation/session-store';
+import { removeApproval, writeApproval, type Approval } from '../ptc/approvals';
 import { keepTrace, parameterText, problemLines } from '../ptc/keep-trace';
 import { parseSignature } from '../ptc/program-params';
 import type { ReplayOutcome } from '../ptc/replay-test';
 import {
+  approvalCovers,
+  approvalTarget,
   approvedPrograms,
   checkProgramName,
   codeHash,
@@ -12,6 +15,7 @@ import {
   listPrograms,
   newestSavableTrace,
   parseProgramRef,
+  personalApproval,
   programLabel,
   programRoots,
   programVersions,
@@ -19,6 +23,7 @@ import {
   unreadableVersions,
   unreplayable,
   writeRecord,
+  type ProgramRecord,
   type ProgramRoot,
   type SavedProgram,
 } from '../ptc/saved-programs';
@@ -42,6 +47,50 @@ function rootsFor(options: ProgramsOptions): ProgramRoot[] | { error: string } {
   const workspace = resolveWorkspace(options.workspace);
   if ('error' in workspace) return workspace;
   return programRoots(fenceHome(), workspace.path);
+}
+
+/** The root a version was found in. */
+function rootOf(roots: readonly ProgramRoot[], program: SavedProgram): ProgramRoot {
+  return roots.find((root) => root.scope === program.scope) ?? { scope: program.scope, dir: program.dir };
+}
+
+/** How a version stands for the person: its status as listed, and a sentence when its record claims more than the person gave. */
+interface Standing {
+  status: string;
+  approval?: Approval;
+  /** True when the person's approval no longer covers the version (other code, or tools it did not name). */
+  approvalStale: boolean;
+  /** For a record that says approved where the person did not approve it. */
+  suggestion?: string;
+}
+
+/**
+ * A version's standing: approved (by the person, offered when it is the version `offered`
+ * names), `suggested` when only its record says approved, else the record's status; `changed`
+ * added when the code is not what was approved or saved.
+ */
+function standingOf(program: SavedProgram, roots: readonly ProgramRoot[], offered: ReadonlySet<string>): Standing {
+  const { record } = program;
+  const label = programLabel(record);
+  const approval = personalApproval(fenceHome(), rootOf(roots, program), program);
+  if (approval) {
+    const stale = !approvalCovers(approval, program);
+    return { status: offered.has(label) ? 'approved, offered' : stale ? 'approved, changed' : 'approved', approval, approvalStale: stale };
+  }
+  const changed = program.intact ? '' : ', changed';
+  if (record.status !== 'approved') return { status: `${record.status}${changed}`, approvalStale: false };
+  const by = program.scope === 'project' ? 'approved by the project (not by you)' : 'its record says approved, but you did not approve it';
+  return { status: `suggested${changed}`, approvalStale: false, suggestion: `${by}: fence programs approve ${label} to offer it` };
+}
+
+/** Writes a record; the reason when it cannot. */
+function tryWriteRecord(program: SavedProgram): string | undefined {
+  try {
+    writeRecord(program.dir, program.record);
+    return undefined;
+  } catch (error) {
+    return `cannot write ${join(program.dir, `v${program.record.version}.json`)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+  }
 }
 
 /**
@@ -102,17 +151,19 @@ export async function testProgramCommand(ref: string | undefined, options: Progr
 }
 
 /**
- * `fence programs test` with no name, as a check for CI: replays the tests of every approved
- * version and of each program's newest version. An approved version whose code changed since
- * it was saved fails (its approval no longer covers it), as does a version file that cannot be
- * read. Exit code 0 when all pass.
+ * `fence programs test` with no name, as a check for CI: replays the tests of every version
+ * whose record says approved (a project's suggestion, which is what CI, with no approvals of
+ * its own, can check), of every version the person approved, and of each program's newest
+ * version. One of these whose code changed since it was saved or approved fails (the approval
+ * no longer covers it), as does a version file that cannot be read. Exit code 0 when all pass.
  */
 async function testEveryProgram(roots: readonly ProgramRoot[]): Promise<number> {
   const programs = listPrograms(roots);
   const unreadable = unreadableVersions(roots);
   for (const problem of unreadable) out(`✗ ${problem}`);
   const newest = new Map(programs.map((program) => [program.record.name, program.record.version]));
-  const chosen = programs.filter((p) => p.record.status === 'approved' || newest.get(p.record.name) === p.record.version);
+  const approvals = new Map(programs.map((p) => [p, personalApproval(fenceHome(), rootOf(roots, p), p)]));
+  const chosen = programs.filter((p) => p.record.status === 'approved' || approvals.get(p) || newest.get(p.record.name) === p.record.version);
   if (chosen.length === 0) {
     out(unreadable.length > 0 ? 'FAILED: no version could be read' : 'no saved programs to test');
     return unreadable.length > 0 ? 1 : 0;
@@ -123,6 +174,12 @@ async function testEveryProgram(roots: readonly ProgramRoot[]): Promise<number> 
     out(`${label} (${program.record.status}, ${program.scope} programs)`);
     if (!program.intact && program.record.status === 'approved') {
       out(`✗ v${program.record.version}.js changed since it was approved (its sha256 differs)`);
+      failed.push(label);
+      continue;
+    }
+    const approval = approvals.get(program);
+    if (approval && !approvalCovers(approval, program)) {
+      out(`✗ ${programLabel(program.record)} changed since you approved it (${approval.sha256 === codeHash(program.code) ? 'its record names other tools' : 'its sha256 differs'})`);
       failed.push(label);
       continue;
     }
@@ -170,13 +227,20 @@ export function listProgramsCommand(options: ProgramsOptions): number {
     out('no saved programs yet (fence programs save <name> keeps the newest program run that worked)');
     return 0;
   }
-  const offered = new Set(approvedPrograms(roots).map((p) => programLabel(p.record)));
+  const offered = new Set(approvedPrograms(roots, fenceHome()).map((p) => programLabel(p.record)));
+  const suggestions: string[] = [];
   for (const program of programs) {
     const { record } = program;
     const label = programLabel(record);
-    const status = !program.intact ? `${record.status}, changed` : offered.has(label) ? 'approved, offered' : record.status;
+    const { status, suggestion } = standingOf(program, roots, offered);
+    if (suggestion) suggestions.push(`${label}: ${suggestion}`);
     const tests = `${record.tests.length} test${record.tests.length === 1 ? '' : 's'}`;
     out(`${label.padEnd(24)} ${status.padEnd(18)} ${program.scope.padEnd(8)} ${tests.padEnd(8)} ${record.intent ?? ''}`.trimEnd());
+  }
+  if (suggestions.length > 0) {
+    out();
+    out('suggested: not offered to the model until you approve them yourself');
+    for (const line of suggestions) out(`  ${line}`);
   }
   return 0;
 }
@@ -189,12 +253,23 @@ export function showProgramCommand(ref: string, options: ProgramsOptions): numbe
   if ('error' in program) return fail(program.error);
   const { record } = program;
   const signature = parseSignature(program.code);
-  out(`${programLabel(record)} · ${record.status}${program.intact ? '' : ' · CHANGED since saved (sha256 differs)'} · ${program.scope} programs`);
+  const offered = new Set(approvedPrograms(roots, fenceHome()).map((p) => programLabel(p.record)));
+  const standing = standingOf(program, roots, offered);
+  const status = standing.approval ? standing.status.replace(', changed', '') : record.status === 'approved' ? 'suggested' : record.status;
+  const when = (iso: string) => iso.slice(0, 19).replace('T', ' ');
+  out(`${programLabel(record)} · ${status}${program.intact ? '' : ' · CHANGED since saved (sha256 differs)'} · ${program.scope} programs`);
   out(`file ${join(program.dir, `v${record.version}.js`)}`);
   out(`sha256 ${record.sha256}`);
-  out(`saved ${record.savedAt.slice(0, 19).replace('T', ' ')} from trace ${record.fromTrace} (session ${record.sessionId})`);
-  if (record.approvedAt) out(`approved ${record.approvedAt.slice(0, 19).replace('T', ' ')}`);
-  if (record.revokedAt) out(`revoked ${record.revokedAt.slice(0, 19).replace('T', ' ')}`);
+  out(`saved ${when(record.savedAt)} from trace ${record.fromTrace} (session ${record.sessionId})`);
+  if (standing.approval) {
+    out(`approved by you ${when(standing.approval.approvedAt)}`);
+    if (standing.approvalStale) {
+      const what = standing.approval.sha256 === codeHash(program.code) ? `other tools (${standing.approval.tools.join(', ') || 'none'})` : `other code (sha256 ${standing.approval.sha256})`;
+      out(`  of ${what}: the version changed since, so it is not offered`);
+    }
+  }
+  if (standing.suggestion) out(standing.suggestion);
+  if (record.revokedAt) out(`revoked ${when(record.revokedAt)}`);
   out(`intent: ${record.intent ?? '(none)'}`);
   out(`calls: ${record.tools.join(', ') || 'no tools'}`);
   out('parameters:');
@@ -244,8 +319,11 @@ export async function diffProgramCommand(ref: string, other: string | undefined,
 }
 
 /**
- * `fence programs approve <name>@<version>`: offers the version to the model from the next
- * session on, once its tests pass on the code as saved. Returns the exit code.
+ * `fence programs approve <name>@<version>`: once its tests pass on the code as saved, records
+ * the person's approval of that code (see `approvals.ts`), so the version is offered to the
+ * model from the next session on. The record is marked approved too, when it is not: for a
+ * project program, that is the project's suggestion to its other users and what its CI tests.
+ * Returns the exit code.
  */
 export async function approveProgramCommand(ref: string, options: ProgramsOptions): Promise<number> {
   const found = exactVersion(ref, options, 'approve');
@@ -256,11 +334,17 @@ export async function approveProgramCommand(ref: string, options: ProgramsOption
   if (program.record.tests.length === 0) return fail(`${label} has no tests: add one with fence programs test ${label} --add-test <trace>`);
   const results = await runTests(program);
   if (results.some((r) => !r.passed)) return fail(`${label} not approved: its tests fail`);
-  program.record.status = 'approved';
-  program.record.approvedAt = new Date().toISOString();
-  delete program.record.revokedAt;
-  writeRecord(program.dir, program.record);
-  const offered = approvedPrograms(roots).find((p) => p.record.name === program.record.name);
+  const target = approvalTarget(rootOf(roots, program), program);
+  if (!target) return fail(`${label} cannot be approved: its workspace is not known`);
+  // The code approved is the code just tested, as read: a change to the file since is not covered.
+  const approvedAt = new Date().toISOString();
+  const notWritten = writeApproval(fenceHome(), { ...target, sha256: codeHash(program.code), tools: program.record.tools, approvedAt });
+  if (notWritten) return fail(notWritten);
+  if (program.record.status !== 'approved') {
+    const marked = markRecord(program, 'approved', approvedAt);
+    if (marked) out(`note: ${marked}`);
+  }
+  const offered = approvedPrograms(roots, fenceHome()).find((p) => p.record.name === program.record.name);
   out(`approved ${label}`);
   if (offered && offered.record.version !== program.record.version) {
     out(`note: ${programLabel(offered.record)} is newer and approved, so it is the one offered as ${program.record.name}`);
@@ -270,20 +354,42 @@ export async function approveProgramCommand(ref: string, options: ProgramsOption
   return 0;
 }
 
-/** `fence programs revoke <name>@<version>`: no longer offered. Returns the exit code. */
+/**
+ * `fence programs revoke <name>@<version>`: removes the person's approval, so the version is no
+ * longer offered, and marks a record that says approved as revoked. Returns the exit code.
+ */
 export function revokeProgramCommand(ref: string, options: ProgramsOptions): number {
   const found = exactVersion(ref, options, 'revoke');
   if ('error' in found) return fail(found.error);
   const { program, roots } = found;
   const label = programLabel(program.record);
-  if (program.record.status !== 'approved') return fail(`${label} is not approved (it is ${program.record.status})`);
-  program.record.status = 'revoked';
-  program.record.revokedAt = new Date().toISOString();
-  writeRecord(program.dir, program.record);
-  const offered = approvedPrograms(roots).find((p) => p.record.name === program.record.name);
+  const root = rootOf(roots, program);
+  const approval = personalApproval(fenceHome(), root, program);
+  if (!approval && program.record.status !== 'approved') return fail(`${label} is not approved (it is ${program.record.status})`);
+  const target = approvalTarget(root, program);
+  const notRemoved = approval && target ? removeApproval(fenceHome(), target) : undefined;
+  if (notRemoved) return fail(notRemoved);
+  if (program.record.status === 'approved') {
+    const marked = markRecord(program, 'revoked', new Date().toISOString());
+    if (marked) out(`note: ${marked}`);
+  }
+  const offered = approvedPrograms(roots, fenceHome()).find((p) => p.record.name === program.record.name);
   out(`revoked ${label}`);
   out(offered ? `new sessions offer ${programLabel(offered.record)} as ${program.record.name} instead` : `new sessions no longer offer ${program.record.name}`);
   return 0;
+}
+
+/** Sets the status a version's record shows (approved or revoked, with the time); the reason when it cannot be written. */
+function markRecord(program: SavedProgram, status: 'approved' | 'revoked', at: string): string | undefined {
+  const record: ProgramRecord = program.record;
+  record.status = status;
+  if (status === 'approved') {
+    record.approvedAt = at;
+    delete record.revokedAt;
+  } else {
+    record.revokedAt = at;
+  }
+  return tryWriteRecord(program);
 }
 
 /** The version a reference names exactly (approving and revoking need `name@version`). */

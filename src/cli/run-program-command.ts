@@ -69,7 +69,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const session = { id, dir: join(home, 'sessions', id) };
   const mcp = await startMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') });
   for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
-  const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project')));
+  const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project'), home));
   for (const problem of toolset.problems) err.write(`fence: ${problem}\n`);
   const store = SessionStore.create(home, {
     id,

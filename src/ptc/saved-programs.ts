@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxLimits } from '../runtime/sandbox';
+import { approvalsMigrated, markApprovalsMigrated, readApproval, realWorkspace, writeApproval, type Approval, type ApprovalTarget } from './approvals';
 import { parseSignature } from './program-params';
 import { listTraces, type ProgramTrace } from './trace';
 
@@ -13,7 +14,9 @@ import { listTraces, type ProgramTrace } from './trace';
  *     programs/over_limit/v1.json   its record: sha256, intent, tools, status, tests
  *
  * under `$FENCE_HOME/programs/` (the user's) or `<workspace>/.fence/programs/` (the
- * project's; a project program hides a user program of the same name).
+ * project's; a project program hides a user program of the same name). What is offered to the
+ * model is decided by the person's approvals, kept apart (see `approvals.ts`), not by the
+ * records.
  */
 export type ProgramScope = 'project' | 'user';
 
@@ -21,6 +24,8 @@ export type ProgramScope = 'project' | 'user';
 export interface ProgramRoot {
   scope: ProgramScope;
   dir: string;
+  /** The project's workspace, for the project's root: its approvals are of that workspace. */
+  workspace?: string;
 }
 
 /** One tool call as a test replays it: what the program asked and what it got. */
@@ -44,7 +49,11 @@ export interface ProgramTest {
   limits?: SandboxLimits;
 }
 
-/** Where a version stands: kept, offered to the model as a tool, or withdrawn. */
+/**
+ * What a version's record says of it: kept, approved, or withdrawn. It grants nothing: a
+ * project's `approved` is its suggestion (and what its CI tests); a version is offered only
+ * with the person's approval of its code (see `approvedPrograms`).
+ */
 export type ProgramStatus = 'saved' | 'approved' | 'revoked';
 
 /** The record of one version (`v<N>.json`). */
@@ -74,6 +83,8 @@ export interface SavedProgram {
   code: string;
   /** False when the code file no longer has the sha256 it was saved with (edited by hand). */
   intact: boolean;
+  /** The person's approval of exactly this code, on the versions `approvedPrograms` offers. */
+  approval?: Approval;
 }
 
 /** Names become tool names: lower-case letters, digits and `_`, starting with a letter. */
@@ -82,7 +93,7 @@ const PROGRAM_NAME = /^[a-z][a-z0-9_]{0,47}$/;
 /** The places programs are kept for a workspace, the project's first. */
 export function programRoots(home: string, workspace: string): ProgramRoot[] {
   return [
-    { scope: 'project', dir: join(workspace, '.fence', 'programs') },
+    { scope: 'project', dir: join(workspace, '.fence', 'programs'), workspace },
     { scope: 'user', dir: join(home, 'programs') },
   ];
 }
@@ -154,12 +165,17 @@ export function findProgram(roots: readonly ProgramRoot[], ref: string): SavedPr
 }
 
 /**
- * The approved versions that may be offered as tools: for each name (taken from the first root
- * that has a readable version of it, as `listPrograms` does) the newest approved one whose code
- * still has its saved sha256. Versions are read newest first and no further than that one, since
- * every session start asks.
+ * The versions offered as tools: for each name (taken from the first root that has a readable
+ * version of it, as `listPrograms` does) the newest version the person approved (see
+ * `approvals.ts`, under `home`) whose code on disk has the sha256 approved and whose record
+ * names no tool the approval did not (see `approvalCovers`). What a record says
+ * of itself counts for nothing here. Each comes with its approval and the code as read and
+ * hashed, which is the code that runs. Versions are read newest first and no further than that
+ * one, since every session start asks. Takes over the approvals of older records first, once
+ * (see `migrateRecordApprovals`). Never throws.
  */
-export function approvedPrograms(roots: readonly ProgramRoot[]): SavedProgram[] {
+export function approvedPrograms(roots: readonly ProgramRoot[], home: string): SavedProgram[] {
+  migrateRecordApprovals(home);
   const offered: SavedProgram[] = [];
   const seen = new Set<string>();
   for (const root of roots) {
@@ -170,14 +186,63 @@ export function approvedPrograms(roots: readonly ProgramRoot[]): SavedProgram[] 
         const program = readVersion(root.scope, dir, name, version);
         if (!program) continue;
         seen.add(name);
-        if (program.record.status === 'approved' && program.intact) {
-          offered.push(program);
+        const approval = personalApproval(home, root, program);
+        if (approval && approvalCovers(approval, program)) {
+          offered.push({ ...program, approval });
           break;
         }
       }
     }
   }
   return offered.sort((a, b) => a.record.name.localeCompare(b.record.name));
+}
+
+/**
+ * What an approval of `program` (a version found in `root`) is of; undefined for a project
+ * root that does not say its workspace, whose programs cannot be approved.
+ */
+export function approvalTarget(root: ProgramRoot, program: SavedProgram): ApprovalTarget | undefined {
+  const { name, version } = program.record;
+  if (root.scope === 'user') return { scope: 'user', name, version };
+  return root.workspace === undefined ? undefined : { scope: 'project', workspace: realWorkspace(root.workspace), name, version };
+}
+
+/**
+ * True when an approval covers a version as it is: its code has the sha256 approved, and its
+ * record names only tools the approval names (a reviewer may narrow them, not widen them).
+ */
+export function approvalCovers(approval: Approval, program: SavedProgram): boolean {
+  return approval.sha256 === codeHash(program.code) && program.record.tools.every((tool) => approval.tools.includes(tool));
+}
+
+/** The person's approval of a version, whatever code it was of; undefined when there is none. */
+export function personalApproval(home: string, root: ProgramRoot, program: SavedProgram): Approval | undefined {
+  const target = approvalTarget(root, program);
+  return target ? readApproval(home, target) : undefined;
+}
+
+/**
+ * Once per `home`: the user programs (`home/programs/`) whose records say approved and whose
+ * code still has the record's sha256 get the person's approval, as they had before approvals
+ * were kept apart. Only the user's own programs, in fence's data folder, which the model's
+ * tools and sandbox cannot write; a project's records, which came with the repository, never.
+ * Nothing is marked done when an approval cannot be written, so a later start tries again.
+ */
+function migrateRecordApprovals(home: string): void {
+  if (approvalsMigrated(home)) return;
+  const root: ProgramRoot = { scope: 'user', dir: join(home, 'programs') };
+  let failed = false;
+  for (const name of safeReaddir(root.dir).sort()) {
+    if (checkProgramName(name)) continue;
+    for (const program of readVersions(root, name)) {
+      const { record } = program;
+      if (record.status !== 'approved' || !program.intact || personalApproval(home, root, program)) continue;
+      const approvedAt = record.approvedAt ?? new Date().toISOString();
+      const approval = { scope: 'user' as const, name, version: record.version, sha256: record.sha256, tools: record.tools, approvedAt };
+      if (writeApproval(home, approval)) failed = true;
+    }
+  }
+  if (!failed) markApprovalsMigrated(home);
 }
 
 /**

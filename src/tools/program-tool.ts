@@ -2,7 +2,7 @@ import type { PolicyRule } from '../policy/admit';
 import type { ProgramStore } from '../ptc/program-store';
 import { defaultArguments, parametersSchema, parseSignature } from '../ptc/program-params';
 import { runProgram, type ProgramTool } from '../ptc/run-program';
-import { programLabel, type SavedProgram } from '../ptc/saved-programs';
+import { approvalCovers, programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { SandboxLimits } from '../runtime/sandbox';
 import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { defineTool, type ToolSpec } from './define-tool';
@@ -42,6 +42,12 @@ export function programPrincipal(program: SavedProgram): string {
  * own trace. Called from a program, it gives the code's `return` value, or what it printed
  * when it returned nothing; the model gets the run as `ptc` describes it. `mutating` says
  * whether `isMutating` finds a mutating tool among those it may call.
+ *
+ * The code that runs is the code `program` holds, read when the session listed the approved
+ * programs: edits to the file afterwards do not reach it. A call is refused unless the
+ * person's approval (`program.approval`) covers that code and those tools (see
+ * `approvalCovers`), so a program that was never approved, or is not what was approved, does
+ * not run.
  */
 export function createProgramTool(program: SavedProgram, options: ProgramToolOptions, isMutating: (tool: string) => boolean): ToolSpec {
   const { record, code } = program;
@@ -65,6 +71,9 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
     ...(signature.returns ? { returns: signature.returns } : {}),
     resource: (input) => JSON.stringify(input),
     async execute(input, ctx) {
+      if (!program.approval || !approvalCovers(program.approval, program)) {
+        return { output: `${label} was not run: its code is not the code you approved (fence programs approve ${label} after reviewing it)`, isError: true };
+      }
       const depth = (ctx.programDepth ?? 0) + 1;
       if (depth > MAX_PROGRAM_DEPTH) {
         return { output: `${label} was not run: saved programs may call each other only ${MAX_PROGRAM_DEPTH} deep`, isError: true };

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { approvalFile, approvalsDir, markApprovalsMigrated, readApproval, removeApproval, writeApproval } from '../../src/ptc/approvals';
 import { runProgram, type ProgramTool } from '../../src/ptc/run-program';
 import {
+  approvalTarget,
   approvedPrograms,
   checkProgramName,
   codeHash,
@@ -91,10 +93,29 @@ function refused(result: SavedProgram | { error: string }): string {
 
 const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as unknown;
 
-/** Sets a version's status on disk, as `fence programs approve`/`revoke` would. */
+/** Sets the status a version's record shows (which grants nothing by itself). */
 function setStatus(program: SavedProgram, status: ProgramRecord['status']): void {
   writeRecord(program.dir, { ...program.record, status, ...(status === 'approved' ? { approvedAt: new Date().toISOString() } : {}) });
 }
+
+const rootOf = (program: SavedProgram) => (program.scope === 'user' ? userRoot() : projectRoot());
+
+/** Records the person's approval of a version's code (of `code`, by default the version's own), as `fence programs approve` does. */
+function approve(program: SavedProgram, code: string = program.code): void {
+  const target = approvalTarget(rootOf(program), program);
+  if (!target) throw new Error('no approval target');
+  const why = writeApproval(home(), { ...target, sha256: codeHash(code), tools: program.record.tools, approvedAt: new Date().toISOString() });
+  if (why) throw new Error(why);
+}
+
+/** Removes the person's approval, as `fence programs revoke` does. */
+function revoke(program: SavedProgram): void {
+  const target = approvalTarget(rootOf(program), program);
+  if (!target) throw new Error('no approval target');
+  expect(removeApproval(home(), target)).toBeUndefined();
+}
+
+const offeredLabels = () => approvedPrograms(roots(), home()).map((p) => programLabel(p.record));
 
 /** Saves `code` (run for real) as the next version of `name`. */
 async function saveCode(name: string, code: string, root: ProgramRoot = userRoot()): Promise<SavedProgram> {
@@ -104,7 +125,7 @@ async function saveCode(name: string, code: string, root: ProgramRoot = userRoot
 describe('programRoots, checkProgramName, parseProgramRef, codeHash', () => {
   it('puts the project root first and the user root under FENCE_HOME', () => {
     expect(programRoots('/h', '/w')).toEqual([
-      { scope: 'project', dir: join('/w', '.fence', 'programs') },
+      { scope: 'project', dir: join('/w', '.fence', 'programs'), workspace: '/w' },
       { scope: 'user', dir: join('/h', 'programs') },
     ]);
   });
@@ -332,60 +353,90 @@ describe('saveProgram', () => {
 describe('reading the store', () => {
   it('marks a hand-edited version as not intact, and approvedPrograms skips it', async () => {
     const v1 = await saveCode('over_limit', OVER_LIMIT);
-    setStatus(v1, 'approved');
-    expect(approvedPrograms(roots()).map((p) => programLabel(p.record))).toEqual(['over_limit@1']);
+    approve(v1);
+    expect(offeredLabels()).toEqual(['over_limit@1']);
 
     writeFileSync(join(v1.dir, 'v1.js'), `${OVER_LIMIT}\nawait lookup({ department: "everyone" });`);
     const found = findProgram(roots(), 'over_limit@1');
     if ('error' in found) throw new Error(found.error);
     expect(found.intact).toBe(false);
-    expect(found.record.status).toBe('approved');
-    expect(approvedPrograms(roots())).toEqual([]);
+    expect(approvedPrograms(roots(), home())).toEqual([]);
 
-    // Putting the code back as it was makes it intact again.
+    // Putting the code back as it was makes it the approved code again.
     writeFileSync(join(v1.dir, 'v1.js'), OVER_LIMIT);
-    expect(approvedPrograms(roots()).map((p) => programLabel(p.record))).toEqual(['over_limit@1']);
+    expect(offeredLabels()).toEqual(['over_limit@1']);
   });
 
-  it('offers the newest approved intact version of each name, and nothing saved or revoked', async () => {
+  it('offers the newest version the person approved whose code is the approved code, whatever the records say', async () => {
     // a: v1 and v2 approved, v3 only saved → v2.
     const a1 = await saveCode('alpha', 'return "a1";');
     const a2 = await saveCode('alpha', 'return "a2";');
     await saveCode('alpha', 'return "a3";');
-    setStatus(a1, 'approved');
-    setStatus(a2, 'approved');
+    approve(a1);
+    approve(a2);
     // b: v2 approved but edited by hand → v1.
     const b1 = await saveCode('bravo', 'return "b1";');
     const b2 = await saveCode('bravo', 'return "b2";');
-    setStatus(b1, 'approved');
-    setStatus(b2, 'approved');
+    approve(b1);
+    approve(b2);
     writeFileSync(join(b2.dir, 'v2.js'), 'return "b2 edited";');
-    // c: revoked and saved only → nothing.
+    // c: approved, then revoked; and a v2 only saved → nothing.
     const c1 = await saveCode('charlie', 'return "c1";');
     await saveCode('charlie', 'return "c2";');
-    setStatus(c1, 'revoked');
+    approve(c1);
+    revoke(c1);
     // d: approved for the user, but the project's d (only saved) hides it → nothing.
     const d = await saveCode('delta', 'return "d user";');
-    setStatus(d, 'approved');
+    approve(d);
     await saveCode('delta', 'return "d project";', projectRoot());
-    // e: approved in the project → offered from the project.
+    // e: a project program the person approved → offered from the project.
     const e = await saveCode('echo', 'return "e";', projectRoot());
-    setStatus(e, 'approved');
-    // f: v1 approved, v2 revoked → v1 is still the newest approved one.
+    approve(e);
+    // f: v1 approved, v2 approved then revoked → v1 is still the newest approved one.
     const f1 = await saveCode('foxtrot', 'return "f1";');
     const f2 = await saveCode('foxtrot', 'return "f2";');
-    setStatus(f1, 'approved');
-    setStatus(f2, 'revoked');
+    approve(f1);
+    approve(f2);
+    revoke(f2);
+    // g: an approval of other code than the file's → nothing.
+    const g = await saveCode('golf', 'return "g";');
+    approve(g, 'return "something else";');
+    // h: records that say approved, with the right sha256, and no approval of the person's → nothing.
+    const h = await saveCode('hotel', 'return "h";');
+    const hp = await saveCode('india', 'return "i";', projectRoot());
+    markApprovalsMigrated(home());
+    setStatus(h, 'approved');
+    setStatus(hp, 'approved');
 
-    const offered = approvedPrograms(roots());
+    const offered = approvedPrograms(roots(), home());
     expect(offered.map((p) => [programLabel(p.record), p.scope])).toEqual([
       ['alpha@2', 'user'],
       ['bravo@1', 'user'],
       ['echo@1', 'project'],
       ['foxtrot@1', 'user'],
     ]);
-    expect(offered.every((p) => p.intact && p.record.status === 'approved')).toBe(true);
+    expect(offered.every((p) => p.approval?.sha256 === codeHash(p.code))).toBe(true);
+    // The records were never touched: their status is not what offers them.
+    expect(offered.every((p) => p.record.status === 'saved')).toBe(true);
     expect(offered.find((p) => p.record.name === 'alpha')?.code).toBe('return "a2";');
+  });
+
+  it('holds a project approval to the real path of its workspace', async () => {
+    const program = await saveCode('deploy', 'return "deploy";', projectRoot());
+    approve(program);
+    const stored = readJson(approvalFile(home(), approvalTarget(projectRoot(), program) ?? { scope: 'user', name: 'x', version: 1 }));
+    expect(stored).toMatchObject({ scope: 'project', workspace: realpathSync(workspace()), name: 'deploy', version: 1, sha256: codeHash('return "deploy";') });
+    // Reached through a link, the workspace is the same one.
+    const link = join(base, 'link-to-workspace');
+    symlinkSync(workspace(), link);
+    expect(approvedPrograms(programRoots(home(), link), home()).map((p) => programLabel(p.record))).toEqual(['deploy@1']);
+    // A copy of the project elsewhere (another clone) has no approval.
+    const clone = join(base, 'clone');
+    mkdirSync(join(clone, '.fence', 'programs', 'deploy'), { recursive: true });
+    for (const file of ['v1.js', 'v1.json']) writeFileSync(join(clone, '.fence', 'programs', 'deploy', file), readFileSync(join(program.dir, file)));
+    expect(approvedPrograms(programRoots(home(), clone), home())).toEqual([]);
+    // A project root that does not say its workspace offers nothing.
+    expect(approvedPrograms([{ scope: 'project', dir: projectRoot().dir }], home())).toEqual([]);
   });
 
   it('orders versions by number, not as text', async () => {
@@ -444,13 +495,13 @@ describe('reading the store', () => {
     expect(v12.record.tools).toEqual([]);
     expect(findProgram(roots(), 'over_limit@2')).toEqual({ error: 'over_limit has no version 2 (it has @1, @12)' });
     expect(findProgram(roots(), 'Not-A-Name')).toEqual({ error: 'no program "Not-A-Name" (see fence programs list)' });
-    expect(() => approvedPrograms(roots())).not.toThrow();
+    expect(() => approvedPrograms(roots(), home())).not.toThrow();
   });
 
   it('finds nothing, without throwing, when no root exists', () => {
     expect(listPrograms(roots())).toEqual([]);
     expect(programVersions(roots(), 'anything')).toEqual([]);
-    expect(approvedPrograms(roots())).toEqual([]);
+    expect(approvedPrograms(roots(), home())).toEqual([]);
     expect(listPrograms([{ scope: 'user', dir: join(base, 'no', 'such', 'folder') }])).toEqual([]);
   });
 
@@ -458,6 +509,33 @@ describe('reading the store', () => {
     mkdirSync(join(home()), { recursive: true });
     writeFileSync(join(home(), 'programs'), 'a file, not a folder');
     expect(listPrograms(roots())).toEqual([]);
+  });
+});
+
+describe('approvals kept in records before', () => {
+  it('takes over, once, the user programs whose records say approved and whose code is intact', async () => {
+    const kept = await saveCode('kept', 'return "kept";');
+    const edited = await saveCode('edited', 'return "edited";');
+    const saved = await saveCode('only_saved', 'return "saved";');
+    const project = await saveCode('shipped', 'return "shipped";', projectRoot());
+    for (const program of [kept, edited, project]) setStatus(program, 'approved');
+    writeFileSync(join(edited.dir, 'v1.js'), 'return "edited by hand";');
+
+    expect(offeredLabels()).toEqual(['kept@1']);
+    const approval = readApproval(home(), { scope: 'user', name: 'kept', version: 1 });
+    expect(approval?.sha256).toBe(codeHash('return "kept";'));
+    expect(statSync(approvalsDir(home())).mode & 0o777).toBe(0o700);
+    expect(statSync(approvalFile(home(), { scope: 'user', name: 'kept', version: 1 })).mode & 0o777).toBe(0o600);
+    expect(readApproval(home(), { scope: 'user', name: 'edited', version: 1 })).toBeUndefined();
+    expect(readApproval(home(), { scope: 'user', name: 'only_saved', version: 1 })).toBeUndefined();
+    expect(saved.record.status).toBe('saved');
+
+    // Once only: a record that says approved afterwards (written by anyone) is not taken over,
+    // and a revoked approval does not come back from its record.
+    setStatus(saved, 'approved');
+    revoke(kept);
+    expect(offeredLabels()).toEqual([]);
+    expect(readApproval(home(), { scope: 'user', name: 'only_saved', version: 1 })).toBeUndefined();
   });
 });
 

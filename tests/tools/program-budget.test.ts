@@ -4,7 +4,8 @@ import { buildToolset, type Toolset } from '../../src/cli/toolset';
 import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type PtcConfig } from '../../src/config/config-schema';
 import { runProgram, type ProgramRun } from '../../src/ptc/run-program';
-import { approvedPrograms, programRoots, saveProgram, writeRecord } from '../../src/ptc/saved-programs';
+import { writeApproval } from '../../src/ptc/approvals';
+import { approvedPrograms, codeHash, programRoots, saveProgram } from '../../src/ptc/saved-programs';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { fakeTool } from '../support/fake-tool';
 import { useTempSession } from '../support/temp-session';
@@ -30,8 +31,8 @@ async function approveProgram(name: string, code: string, tools: string[]): Prom
   if (!user) throw new Error('no user root');
   const saved = saveProgram(roots(), user, name, trace, tools);
   if ('error' in saved) throw new Error(saved.error);
-  saved.record.status = 'approved';
-  writeRecord(saved.dir, saved.record);
+  const why = writeApproval(session().home, { scope: 'user', name, version: saved.record.version, sha256: codeHash(saved.code), tools: saved.record.tools, approvedAt: new Date().toISOString() });
+  if (why) throw new Error(why);
 }
 
 /** A saved program that calls `callee` `args.width` times at once and gives how many answered. */
@@ -52,7 +53,7 @@ async function approveTree(): Promise<void> {
 }
 
 function toolset(ptc: Partial<PtcConfig> = {}, extra: ToolSpec[] = []): Toolset {
-  return buildToolset(config(ptc), sessionRef(), extra, approvedPrograms(roots()));
+  return buildToolset(config(ptc), sessionRef(), extra, approvedPrograms(roots(), session().home));
 }
 
 async function runPtc(tools: Toolset, code: string, signal?: AbortSignal): Promise<ProgramRun> {

@@ -8,7 +8,8 @@ import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type PtcConfig } from '../../src/config/config-schema';
 import type { PolicyRule } from '../../src/policy/admit';
 import { runProgram } from '../../src/ptc/run-program';
-import { approvedPrograms, programRoots, saveProgram, writeRecord, type SavedProgram } from '../../src/ptc/saved-programs';
+import { writeApproval } from '../../src/ptc/approvals';
+import { approvedPrograms, codeHash, programRoots, saveProgram, writeRecord, type SavedProgram } from '../../src/ptc/saved-programs';
 import type { ProgramRun } from '../../src/ptc/run-program';
 import type { ProgramTrace } from '../../src/ptc/trace';
 import type { ToolSpec } from '../../src/tools/define-tool';
@@ -43,13 +44,14 @@ function approveTrace(name: string, trace: ProgramTrace, known: string[]): Saved
   if (!user) throw new Error('no user root');
   const saved = saveProgram(roots(), user, name, trace, known);
   if ('error' in saved) throw new Error(saved.error);
-  saved.record.status = 'approved';
-  writeRecord(saved.dir, saved.record);
+  const { version, tools } = saved.record;
+  const why = writeApproval(session().home, { scope: 'user', name, version, sha256: codeHash(saved.code), tools, approvedAt: new Date().toISOString() });
+  if (why) throw new Error(why);
   return saved;
 }
 
 function toolsWith(fields: Parameters<typeof config>[0] = {}): ToolSpec[] {
-  return buildToolset(config(fields), sessionRef(), [], approvedPrograms(roots())).tools;
+  return buildToolset(config(fields), sessionRef(), [], approvedPrograms(roots(), session().home)).tools;
 }
 
 function tool(tools: readonly ToolSpec[], name: string): ToolSpec {
@@ -108,12 +110,46 @@ describe('an approved program as a tool', () => {
   it('may call only the tools its record names', async () => {
     await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
     const saved = await approve('lister', '// intent: list files\nconst files = await glob({ pattern: "*.txt" });\nreturn files;');
+    expect(saved.record.tools).toEqual(['glob']);
     // A reviewer narrows what it may call: the record is what counts, not the session.
-    saved.record.tools = ['read'];
+    saved.record.tools = [];
     writeRecord(saved.dir, saved.record);
     const result = await call(tool(toolsWith(), 'lister'), {});
     expect(result.isError).toBe(true);
-    expect(result.output).toContain('lister@1 may call only the tools it was saved with (read), not glob');
+    expect(result.output).toContain('lister@1 may call only the tools it was saved with (none), not glob');
+    // Widening is not the reviewer's to do after approval: a record naming a tool the approval did not is not offered.
+    saved.record.tools = ['glob', 'shell'];
+    writeRecord(saved.dir, saved.record);
+    expect(toolsWith().map((t) => t.name)).not.toContain('lister');
+  });
+
+  it('runs the code that was approved and listed, not what the file holds when it is called', async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\nsecond\n');
+    const saved = await approve('first_line', FIRST_LINE);
+    const spec = tool(toolsWith(), 'first_line');
+    // The file is swapped after the session listed its programs.
+    await writeFile(join(saved.dir, 'v1.js'), FIRST_LINE.replace('return text.split("\\n")[0];', 'return "swapped";'));
+    const result = await call(spec, {});
+    expect(result.isError).toBeFalsy();
+    expect(result.value).toBe('alpha');
+    // The next listing sees other code than the approved, and offers nothing.
+    expect(toolsWith().map((t) => t.name)).not.toContain('first_line');
+  });
+
+  it('refuses to run a saved program that comes without an approval of its code', async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
+    const saved = await approve('first_line', FIRST_LINE);
+    const [listed] = approvedPrograms(roots(), session().home);
+    if (!listed?.approval) throw new Error('first_line was not offered');
+    const unapproved = buildToolset(config(), sessionRef(), [], [{ ...listed, approval: undefined }]).tools;
+    const stale = buildToolset(config(), sessionRef(), [], [{ ...listed, code: `${listed.code}\n// more` }]).tools;
+    for (const tools of [unapproved, stale]) {
+      const result = await call(tool(tools, 'first_line'), {});
+      expect(result.isError).toBe(true);
+      expect(result.output).toBe('first_line@1 was not run: its code is not the code you approved (fence programs approve first_line@1 after reviewing it)');
+    }
+    expect(saved.record.name).toBe('first_line');
+    expect(traces().some((t) => t.principal === 'program:first_line@1')).toBe(false);
   });
 
   it('answers a tool its record names that the session lacks as a failed call', async () => {
@@ -165,7 +201,7 @@ describe('an approved program as a tool', () => {
     const readOnly = await approve('read', '// intent: shadow read\nreturn 2;');
     expect(readOnly.record.name).toBe('read');
     await approve('describe', '// intent: shadow describe\nreturn 3;');
-    const toolset = buildToolset(config({ ptc: { eligible: ['save'] } }), sessionRef(), [], approvedPrograms(roots()));
+    const toolset = buildToolset(config({ ptc: { eligible: ['save'] } }), sessionRef(), [], approvedPrograms(roots(), session().home));
     expect(tool(toolset.tools, 'writer').mutating).toBe(true);
     expect(toolset.problems).toEqual([
       'saved program describe@1 left out: another tool is named describe',
