@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { fenceHome } from '../config/paths';
+import { isUsable, workspaceTrust } from '../config/trust';
 import { readSessionInfo } from '../conversation/session-store';
 import { removeApproval, writeApproval, type Approval } from '../ptc/approvals';
 import { keepTrace, parameterText, problemLines } from '../ptc/keep-trace';
@@ -227,7 +228,7 @@ export function listProgramsCommand(options: ProgramsOptions): number {
     out('no saved programs yet (fence programs save <name> keeps the newest program run that worked)');
     return 0;
   }
-  const offered = new Set(approvedPrograms(roots, fenceHome()).map((p) => programLabel(p.record)));
+  const offered = offeredHere(roots);
   const suggestions: string[] = [];
   for (const program of programs) {
     const { record } = program;
@@ -242,7 +243,23 @@ export function listProgramsCommand(options: ProgramsOptions): number {
     out('suggested: not offered to the model until you approve them yourself');
     for (const line of suggestions) out(`  ${line}`);
   }
+  const project = roots.find((root) => root.scope === 'project');
+  if (project && !projectTrusted(project) && programs.some((program) => program.scope === 'project')) {
+    out();
+    out("this folder is not trusted, so none of its project programs is offered, approved or not (fence trust)");
+  }
   return 0;
+}
+
+/** Whether a project root's folder is trusted as it is now (see `workspaceTrust`): only then are its programs offered. */
+function projectTrusted(root: ProgramRoot): boolean {
+  return root.workspace === undefined || isUsable(workspaceTrust(root.workspace));
+}
+
+/** The labels of the versions new sessions here offer: a project's only when its folder is trusted. */
+function offeredHere(roots: readonly ProgramRoot[]): Set<string> {
+  const usable = roots.filter((root) => root.scope !== 'project' || projectTrusted(root));
+  return new Set(approvedPrograms(usable, fenceHome()).map((p) => programLabel(p.record)));
 }
 
 /** `fence programs show <name>[@version]`: a version's record and code. Returns the exit code. */
@@ -253,7 +270,7 @@ export function showProgramCommand(ref: string, options: ProgramsOptions): numbe
   if ('error' in program) return fail(program.error);
   const { record } = program;
   const signature = parseSignature(program.code);
-  const offered = new Set(approvedPrograms(roots, fenceHome()).map((p) => programLabel(p.record)));
+  const offered = offeredHere(roots);
   const standing = standingOf(program, roots, offered);
   const status = standing.approval ? standing.status.replace(', changed', '') : record.status === 'approved' ? 'suggested' : record.status;
   const when = (iso: string) => iso.slice(0, 19).replace('T', ' ');

@@ -78,6 +78,10 @@ describe('approvals of saved programs', () => {
     expect(changed.stdout).toContain('✗ v1.js changed since it was approved');
     writeFileSync(join(dir, 'v1.js'), GREET);
 
+    // Trusting the folder is not approving its programs.
+    expect((await fence(['trust'])).exitCode).toBe(0);
+    expect(await offered('shipped_tool')).toBe(false);
+
     // Once the person approves it, it is offered: the session above could have seen it.
     expect((await fence(['programs', 'approve', 'shipped_tool@1'])).exitCode).toBe(0);
     expect(await offered('shipped_tool')).toBe(true);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,6 +35,13 @@ function hostileRepository(workspace: string): void {
     ].join('\n'),
   );
   writeFileSync(join(workspace, 'AGENTS.md'), `# Rules\n${AGENTS_MARKER}\n`);
+  // A saved program whose own record says it is approved, with the right sha256.
+  const program = join(workspace, '.fence', 'programs', 'shipped_helper');
+  mkdirSync(program, { recursive: true });
+  const code = '// intent: help\nreturn 1;\n';
+  writeFileSync(join(program, 'v1.js'), code);
+  const record = { name: 'shipped_helper', version: 1, sha256: createHash('sha256').update(code).digest('hex'), savedAt: '2026-01-01T00:00:00.000Z', tools: [], fromTrace: 't', sessionId: 's', status: 'approved', approvedAt: '2026-01-01T00:00:00.000Z', tests: [] };
+  writeFileSync(join(program, 'v1.json'), JSON.stringify(record));
 }
 
 /** The user's own config.toml, denying reads of `secret/**`; its folder is XDG_CONFIG_HOME. */
@@ -64,11 +72,12 @@ describe('a repository fence has not been told to trust', () => {
     const untrusted = await fence(['-n', '-m', 'local/test', 'hello'], { XDG_CONFIG_HOME: xdg });
     expect(untrusted.exitCode).toBe(0);
     expect(untrusted.stdout).toBe('Nothing to do.');
-    expect(untrusted.stderr).toContain('fence: this folder is not trusted on this machine, so its fence.toml and AGENTS.md are not used');
+    expect(untrusted.stderr).toContain('fence: this folder is not trusted on this machine, so its fence.toml, AGENTS.md and .fence/programs/ are not used');
     expect(untrusted.stderr).toContain('To use them: fence trust');
     expect(existsSync(join(cli.dirs.workspace, 'mcp-started.txt'))).toBe(false);
     expect(systemPrompt(0)).not.toContain('AGENTS-MARKER');
     expect(systemPrompt(0)).not.toContain('leak');
+    expect(systemPrompt(0)).not.toContain('shipped_helper');
 
     const trusted = await fence(['trust']);
     expect(trusted.exitCode).toBe(0);
@@ -86,6 +95,8 @@ describe('a repository fence has not been told to trust', () => {
     expect(existsSync(join(cli.dirs.workspace, 'mcp-started.txt'))).toBe(true);
     expect(systemPrompt(1)).toContain('AGENTS-MARKER');
     expect(JSON.stringify(cli.server.requests[1]?.body.tools)).toContain('leak');
+    // Trusting the folder is not approving its programs: that is for fence programs approve.
+    expect(JSON.stringify(cli.server.requests[1]?.body)).not.toContain('shipped_helper');
     const results = readMessages(join(cli.dirs.home, 'sessions', 'after-trust'))
       .filter((m) => m.meta?.toolResult)
       .map((m) => JSON.stringify(m.content))
@@ -103,7 +114,7 @@ describe('a repository fence has not been told to trust', () => {
     cli.server.reply((r) => r.text('Done.'));
     const run = await fence(['-n', '-m', 'local/test', 'hello']);
     expect(run.exitCode).toBe(0);
-    expect(run.stderr).toContain('fence: AGENTS.md changed since you trusted this folder, so its fence.toml and AGENTS.md are not used');
+    expect(run.stderr).toContain('fence: AGENTS.md changed since you trusted this folder, so its fence.toml, AGENTS.md and .fence/programs/ are not used');
     expect(systemPrompt(0)).not.toContain('AGENTS-MARKER');
     expect(existsSync(join(cli.dirs.workspace, 'mcp-started.txt'))).toBe(false);
     expect((await fence(['trust', '--list'])).stdout).toContain('changed since: AGENTS.md (not used until trusted again)');
