@@ -111,7 +111,7 @@ class ResponsesStream {
       const response = this.response('completed', { completed_at: Math.floor(Date.now() / 1000), usage: this.usage() });
       this.push('response.completed', { response }, frames);
     }
-    return frames.map((frame) => ('data' in frame ? frame.data : ''));
+    return frames.flatMap((frame) => ('data' in frame ? [frame.data] : []));
   }
 
   /** `response.failed` sent right after the steps, numbered `sequence`. */

@@ -138,7 +138,11 @@ export class ReplyBuilder {
     return this;
   }
 
-  /** Ends the stream with the API's in-stream error event instead of finishing. */
+  /**
+   * Ends the stream with the API's in-stream error instead of finishing: Anthropic's `error`
+   * event, a Chat Completions chunk with `error`, or Responses' `response.failed` (its
+   * `error.code` is `type`).
+   */
   streamError(type = 'overloaded_error', message = 'Overloaded'): this {
     this.script.ending = { kind: 'stream_error', type, message };
     return this;

@@ -50,7 +50,10 @@ export interface FakeLlm {
   readonly anthropicBaseURL: string;
   /** Every request received, in order. */
   readonly requests: RecordedRequest[];
-  /** Every piece of thinking state the replies handed out, in order (see `checkThinkingReturned`). */
+  /**
+   * Every piece of thinking state the replies handed out, in order (see `checkThinkingReturned`);
+   * recorded when a reply is rendered, so a reply cut short still counts it.
+   */
   readonly issued: IssuedState[];
   /** Scripted replies not yet taken. */
   readonly pending: number;
