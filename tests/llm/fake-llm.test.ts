@@ -76,4 +76,13 @@ describe('checkToolCallPairing', () => {
     ]);
     expect(checkToolCallPairing(request)).toEqual(['result for early has no call before it', 'tool call a has 0 results', 'tool call b has 2 results']);
   });
+
+  it('reads the function calls and outputs of a Responses input the same way', () => {
+    const call = (id: string) => ({ type: 'function_call', call_id: id, name: 'f', arguments: '{}' });
+    const output = (id: string) => ({ type: 'function_call_output', call_id: id, output: 'ok' });
+    const paired = { body: { input: [{ role: 'user', content: 'go' }, { type: 'reasoning', summary: [] }, call('a'), call('b'), output('a'), output('b')] } };
+    expect(checkToolCallPairing(paired)).toEqual([]);
+    const unpaired = { body: { input: [output('early'), call('a'), call('b'), output('b'), output('b')] } };
+    expect(checkToolCallPairing(unpaired)).toEqual(['result for early has no call before it', 'tool call a has 0 results', 'tool call b has 2 results']);
+  });
 });

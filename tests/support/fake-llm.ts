@@ -1,158 +1,44 @@
 /**
  * A fake model server for tests: a real HTTP server on 127.0.0.1 (random port) that speaks the
- * OpenAI Chat Completions and Anthropic Messages streaming wire formats, so the real SDKs and
- * adapters run in every test (in this process, or in a CLI started as a subprocess).
+ * OpenAI Chat Completions, OpenAI Responses and Anthropic Messages streaming wire formats, so
+ * the real SDKs and adapters run in every test (in this process, or in a CLI started as a
+ * subprocess).
  *
  * Base URLs: an OpenAI client (OPENAI_BASE_URL) uses `server.openaiBaseURL` (`${url}/v1`); an
  * Anthropic client (ANTHROPIC_BASE_URL) uses `server.anthropicBaseURL` (`url` itself).
  *
  * Replies are scripted in order with `server.reply(r => r.text('Hi'))`; each request takes the
- * next one whatever its format, and the same script is rendered as OpenAI or Anthropic SSE by
- * the request's path. With the queue empty, a request gets the plain text reply
- * `(no scripted reply)` and is recorded with `scripted: false`.
+ * next one whatever its format, and the same script is rendered as Chat Completions,
+ * Responses or Anthropic SSE by the request's path. With the queue empty, a request gets the
+ * plain text reply `(no scripted reply)` and is recorded with `scripted: false`.
+ *
+ * Thinking state a reply hands out (signatures, encrypted reasoning) is listed in
+ * `server.issued`; `checkThinkingReturned` tells whether a later request sent it back intact.
  */
-import { createServer, STATUS_CODES, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { StreamEvent } from '../../src/llm/provider';
+import { checkToolCallPairing } from './fake-llm-checks';
+import { renderResponses, responsesInputError } from './fake-llm-responses';
+import {
+  callsAfter,
+  halves,
+  ReplyBuilder,
+  stopOf,
+  type FakeStatusOptions,
+  type Frame,
+  type IssuedState,
+  type Rendered,
+  type Script,
+  type ScriptIds,
+} from './fake-llm-script';
+import type { RecordedRequest, WireBody, WireFormat } from './fake-llm-wire';
 
-/** Token counts the fake reports; `input` excludes cached tokens, as Anthropic counts. */
-export interface FakeUsage {
-  input: number;
-  output: number;
-  cacheRead?: number;
-  cacheWrite?: number;
-}
-
-/** How a scripted reply says it ended (rendered as each API names it). */
-export type FakeStop = 'end' | 'max_tokens' | 'tool_use';
-
-/** Options of an HTTP error reply. */
-export interface FakeStatusOptions {
-  /** `retry-after` header, in seconds. */
-  retryAfter?: number;
-  /** `retry-after-ms` header. */
-  retryAfterMs?: number;
-  message?: string;
-  /** Error type in the body (default: what the API uses for that status). */
-  type?: string;
-}
-
-type Step = { kind: 'text'; text: string } | { kind: 'tool_call'; id: string; name: string; args: string } | { kind: 'delay'; ms: number };
-type Ending = { kind: 'finish' } | { kind: 'cut' } | { kind: 'hang' } | { kind: 'stream_error'; type: string; message: string };
-
-interface Script {
-  status?: { code: number } & FakeStatusOptions;
-  steps: Step[];
-  ending: Ending;
-  usage: FakeUsage;
-  stop?: FakeStop;
-}
-
-/** Scripts one reply. Every method returns the builder, so calls chain. */
-export class ReplyBuilder {
-  readonly script: Script = { steps: [], ending: { kind: 'finish' }, usage: { input: 10, output: 5 } };
-
-  constructor(private readonly nextCallId: () => string) {}
-
-  /** One streamed piece of text (one delta event). */
-  text(text: string): this {
-    this.script.steps.push({ kind: 'text', text });
-    return this;
-  }
-
-  /** A native tool call; its arguments stream in two pieces. The id defaults to `call_<n>`. */
-  toolCall(name: string, args: Record<string, unknown>, id: string = this.nextCallId()): this {
-    this.script.steps.push({ kind: 'tool_call', id, name, args: JSON.stringify(args) });
-    return this;
-  }
-
-  /** A native tool call whose arguments are sent exactly as given (broken JSON, not an object, empty). */
-  rawToolCall(name: string, args: string, id: string = this.nextCallId()): this {
-    this.script.steps.push({ kind: 'tool_call', id, name, args });
-    return this;
-  }
-
-  /** Waits before the next step. */
-  delay(ms: number): this {
-    this.script.steps.push({ kind: 'delay', ms });
-    return this;
-  }
-
-  /** The usage reported in the stream (default input 10, output 5). */
-  usage(usage: Partial<FakeUsage>): this {
-    Object.assign(this.script.usage, usage);
-    return this;
-  }
-
-  /** The stop reason (default `tool_use` when the reply has a tool call, else `end`). */
-  stop(reason: FakeStop): this {
-    this.script.stop = reason;
-    return this;
-  }
-
-  /** Answers with an HTTP error instead of a stream. */
-  status(code: number, options: FakeStatusOptions = {}): this {
-    this.script.status = { code, ...options };
-    return this;
-  }
-
-  /** Destroys the connection after the steps, mid-stream. */
-  cut(): this {
-    this.script.ending = { kind: 'cut' };
-    return this;
-  }
-
-  /** Never finishes after the steps (until the client goes away or the server closes). */
-  hang(): this {
-    this.script.ending = { kind: 'hang' };
-    return this;
-  }
-
-  /** Ends the stream with the API's in-stream error event instead of finishing. */
-  streamError(type = 'overloaded_error', message = 'Overloaded'): this {
-    this.script.ending = { kind: 'stream_error', type, message };
-    return this;
-  }
-}
-
-/** A wire message as either API receives it (only the fields tests look at). */
-export interface WireMessage {
-  role: string;
-  content?: unknown;
-  tool_calls?: { id: string; type?: string; function: { name: string; arguments: string } }[];
-  tool_call_id?: string;
-}
-
-/** A request body as either API receives it (only the fields tests look at). */
-export interface WireBody {
-  model?: string;
-  messages?: WireMessage[];
-  system?: unknown;
-  tools?: unknown[];
-  stream?: boolean;
-  [field: string]: unknown;
-}
-
-/** One request the fake received. */
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  format: 'openai' | 'anthropic' | 'unknown';
-  headers: IncomingHttpHeaders;
-  body: WireBody;
-  /** False when the queue was empty and the default reply was sent. */
-  scripted: boolean;
-  /** `performance.now()` when the whole request body had arrived (for benchmarks). */
-  receivedAt: number;
-  /**
-   * `performance.now()` when the request's headers arrived: the client had done all its work
-   * for it (the body is built before it is sent), and the server none of its own yet.
-   */
-  arrivedAt: number;
-  /** `performance.now()` when the last frame of the reply was handed to the socket, if any was. */
-  lastFrameAt?: number;
-}
+export { checkThinkingReturned, checkToolCallPairing } from './fake-llm-checks';
+export { ENCRYPTED_REASONING } from './fake-llm-responses';
+export { ReplyBuilder, type FakeStatusOptions, type FakeStop, type FakeUsage, type IssuedState } from './fake-llm-script';
+export type { RecordedRequest, WireBody, WireFormat, WireItem, WireMessage } from './fake-llm-wire';
 
 /** A running fake model server. */
 export interface FakeLlm {
@@ -164,6 +50,11 @@ export interface FakeLlm {
   readonly anthropicBaseURL: string;
   /** Every request received, in order. */
   readonly requests: RecordedRequest[];
+  /**
+   * Every piece of thinking state the replies handed out, in order (see `checkThinkingReturned`);
+   * recorded when a reply is rendered, so a reply cut short still counts it.
+   */
+  readonly issued: IssuedState[];
   /** Scripted replies not yet taken. */
   readonly pending: number;
   /** TCP connections accepted so far. */
@@ -188,11 +79,13 @@ export async function startFakeLlm(): Promise<FakeLlm> {
   const queue: Script[] = [];
   const routes: { match: (body: WireBody) => boolean; script: () => Script }[] = [];
   const requests: RecordedRequest[] = [];
+  const issued: IssuedState[] = [];
   const closed: Promise<void>[] = [];
   const sockets = new Set<Socket>();
   const timers = new Map<NodeJS.Timeout, () => void>();
   const waiters: { count: number; resolve: () => void }[] = [];
   let callIds = 0;
+  let seals = 0;
   let connections = 0;
   let stopping = false;
 
@@ -205,20 +98,29 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       timers.set(timer, resolve);
     });
 
+  const ids: ScriptIds = {
+    callId: () => `call_${++callIds}`,
+    seal: (text) => Buffer.from(`${++seals}:${text}`).toString('base64'),
+  };
+  const build = (steps: (reply: ReplyBuilder) => unknown) => {
+    const builder = new ReplyBuilder(ids);
+    steps(builder);
+    return builder.script;
+  };
+
   const server = createServer((req, res) => {
     const arrivedAt = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://fake').pathname;
-      const format = path.endsWith('/chat/completions') ? 'openai' : path.endsWith('/messages') ? 'anthropic' : 'unknown';
+      const format = formatOf(path);
       const body = parseBody(Buffer.concat(chunks).toString('utf8'));
-      // Like the real APIs, refuse a request whose native tool calls are not each answered once.
-      const unpaired = format === 'unknown' ? [] : checkToolCallPairing({ body });
+      const refused = format === 'unknown' ? undefined : refusal(format, body);
       const routed = format === 'unknown' ? undefined : routes.find((route) => route.match(body));
       const script =
         format === 'unknown' ? undefined
-        : unpaired.length > 0 ? invalidRequest(unpaired)
+        : refused ? refused
         : routed ? routed.script()
         : queue.shift();
       const recorded: RecordedRequest = {
@@ -241,8 +143,9 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no such endpoint: ${path}` } }));
         return;
       }
-      const chosen = script ?? new ReplyBuilder(() => 'call_default').text('(no scripted reply)').script;
-      void play(res, format, chosen, body, { sleep, isStopping: () => stopping, onFrame: () => (recorded.lastFrameAt = performance.now()) });
+      const chosen = script ?? build((r) => r.text('(no scripted reply)'));
+      const rendered = render(format, chosen, body, { request: requests.length - 1, issue: (state) => issued.push(state) });
+      void play(res, format, chosen, body, rendered, { sleep, isStopping: () => stopping, onFrame: () => (recorded.lastFrameAt = performance.now()) });
     });
   });
   server.on('connection', (socket) => {
@@ -259,27 +162,19 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     openaiBaseURL: `${url}/v1`,
     anthropicBaseURL: url,
     requests,
+    issued,
     get pending() {
       return queue.length;
     },
     get connections() {
       return connections;
     },
-    reply(build) {
-      const builder = new ReplyBuilder(() => `call_${++callIds}`);
-      build(builder);
-      queue.push(builder.script);
+    reply(steps) {
+      queue.push(build(steps));
       return fake;
     },
-    route(match, build) {
-      routes.push({
-        match,
-        script: () => {
-          const builder = new ReplyBuilder(() => `call_${++callIds}`);
-          build(builder);
-          return builder.script;
-        },
-      });
+    route(match, steps) {
+      routes.push({ match, script: () => build(steps) });
       return fake;
     },
     waitForRequests(count) {
@@ -304,6 +199,39 @@ export async function startFakeLlm(): Promise<FakeLlm> {
   return fake;
 }
 
+function formatOf(path: string): WireFormat | 'unknown' {
+  if (path.endsWith('/chat/completions')) return 'openai';
+  if (path.endsWith('/responses')) return 'responses';
+  if (path.endsWith('/messages')) return 'anthropic';
+  return 'unknown';
+}
+
+/**
+ * The 400 a real API answers to a request whose native tool calls are not each answered once
+ * (the Responses API names the first call id at fault); undefined for a valid request.
+ */
+function refusal(format: WireFormat, body: WireBody): Script | undefined {
+  const message = format === 'responses' ? responsesInputError(body) : undefined;
+  if (message !== undefined) return new ReplyBuilder(unusedIds).status(400, { message, param: 'input' }).script;
+  const problems = checkToolCallPairing({ body });
+  if (problems.length === 0) return undefined;
+  return new ReplyBuilder(unusedIds).status(400, { message: `invalid tool calls: ${problems.join('; ')}` }).script;
+}
+
+const unusedIds: ScriptIds = { callId: () => 'call_unused', seal: () => 'unused' };
+
+/** What the renderers need besides the script and body: the request's index, and where issued state goes. */
+interface RenderContext {
+  request: number;
+  issue: (state: IssuedState) => void;
+}
+
+function render(format: WireFormat, script: Script, body: WireBody, context: RenderContext): Rendered | undefined {
+  if (script.status || body.stream !== true) return undefined;
+  if (format === 'responses') return renderResponses(script, body, context);
+  return format === 'openai' ? renderOpenAI(script, body) : renderAnthropic(script, body, context);
+}
+
 function parseBody(text: string): WireBody {
   try {
     const value: unknown = JSON.parse(text);
@@ -314,13 +242,12 @@ function parseBody(text: string): WireBody {
   return {};
 }
 
-type Frame = { data: string } | { delay: number };
-
 async function play(
   res: ServerResponse,
-  format: 'openai' | 'anthropic',
+  format: WireFormat,
   script: Script,
   body: WireBody,
+  rendered: Rendered | undefined,
   io: { sleep: (ms: number) => Promise<void>; isStopping: () => boolean; onFrame: () => void },
 ): Promise<void> {
   if (script.status) {
@@ -331,12 +258,11 @@ async function play(
     res.writeHead(code, headers).end(JSON.stringify(errorBody(format, script.status)));
     return;
   }
-  if (body.stream !== true) {
+  if (body.stream !== true || !rendered) {
     res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'the fake server only streams' } }));
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const rendered = format === 'openai' ? renderOpenAI(script, body) : renderAnthropic(script, body);
   const gone = () => res.destroyed || io.isStopping();
   for (const frame of rendered.frames) {
     if (gone()) return;
@@ -369,21 +295,10 @@ function write(res: ServerResponse, data: string): Promise<void> {
   return new Promise((resolve) => res.write(data, () => resolve()));
 }
 
-interface Rendered {
-  frames: Frame[];
-  finish: string[];
-  error: (type: string, message: string) => string;
-}
-
-function stopOf(script: Script): FakeStop {
-  return script.stop ?? (script.steps.some((step) => step.kind === 'tool_call') ? 'tool_use' : 'end');
-}
-
-function halves(text: string): string[] {
-  const middle = Math.ceil(text.length / 2);
-  return [text.slice(0, middle), text.slice(middle)].filter((part) => part !== '');
-}
-
+/**
+ * Chat Completions chunks. Thinking is sent as `reasoning_content` deltas, as some
+ * OpenAI-compatible servers send it (OpenAI's own models never do); redacted thinking is left out.
+ */
 function renderOpenAI(script: Script, body: WireBody): Rendered {
   const head = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model ?? 'fake' };
   const data = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
@@ -394,6 +309,7 @@ function renderOpenAI(script: Script, body: WireBody): Rendered {
   for (const step of script.steps) {
     if (step.kind === 'delay') frames.push({ delay: step.ms });
     if (step.kind === 'text') frames.push({ data: chunk({ content: step.text }) });
+    if (step.kind === 'thinking') for (const part of halves(step.text)) frames.push({ data: chunk({ reasoning_content: part }) });
     if (step.kind === 'tool_call') {
       const index = toolIndex++;
       frames.push({ data: chunk({ tool_calls: [{ index, id: step.id, type: 'function', function: { name: step.name, arguments: '' } }] }) });
@@ -401,18 +317,29 @@ function renderOpenAI(script: Script, body: WireBody): Rendered {
     }
   }
   const reason = { end: 'stop', max_tokens: 'length', tool_use: 'tool_calls' }[stopOf(script)];
-  const { input, output, cacheRead = 0 } = script.usage;
+  const { input, output, cacheRead = 0, reasoning } = script.usage;
   const finish = [chunk({}, reason)];
   const options = body.stream_options;
   if (typeof options === 'object' && options !== null && 'include_usage' in options && options.include_usage === true) {
-    const usage = { prompt_tokens: input + cacheRead, completion_tokens: output, total_tokens: input + cacheRead + output, prompt_tokens_details: { cached_tokens: cacheRead } };
+    const usage = {
+      prompt_tokens: input + cacheRead,
+      completion_tokens: output,
+      total_tokens: input + cacheRead + output,
+      prompt_tokens_details: { cached_tokens: cacheRead },
+      ...(reasoning === undefined ? {} : { completion_tokens_details: { reasoning_tokens: reasoning } }),
+    };
     finish.push(data({ ...head, choices: [], usage }));
   }
   finish.push('data: [DONE]\n\n');
   return { frames, finish, error: (type, message) => data({ error: { message, type, code: null, param: null } }) };
 }
 
-function renderAnthropic(script: Script, body: WireBody): Rendered {
+/**
+ * Anthropic Messages events. A thinking step is a `thinking` block: its text in
+ * `thinking_delta`s, then one `signature_delta`; a redacted one is a `redacted_thinking` block
+ * whole in its start event. Each signature and redacted block is recorded as issued.
+ */
+function renderAnthropic(script: Script, body: WireBody, context: RenderContext): Rendered {
   const event = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
   const { input, output, cacheRead = 0, cacheWrite = 0 } = script.usage;
   const usage = { input_tokens: input, output_tokens: 1, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite };
@@ -424,7 +351,16 @@ function renderAnthropic(script: Script, body: WireBody): Rendered {
     if (openText) frames.push({ data: event('content_block_stop', { index }) });
     openText = false;
   };
-  for (const step of script.steps) {
+  const block = (start: Record<string, unknown>, deltas: Record<string, unknown>[]) => {
+    closeText();
+    index++;
+    frames.push({ data: event('content_block_start', { index, content_block: start }) });
+    for (const delta of deltas) frames.push({ data: event('content_block_delta', { index, delta }) });
+    frames.push({ data: event('content_block_stop', { index }) });
+  };
+  const after = callsAfter(script.steps);
+  script.steps.forEach((step, stepIndex) => {
+    const before = after[stepIndex] === undefined ? {} : { before: after[stepIndex] };
     if (step.kind === 'delay') frames.push({ delay: step.ms });
     if (step.kind === 'text') {
       if (!openText) {
@@ -435,15 +371,19 @@ function renderAnthropic(script: Script, body: WireBody): Rendered {
       frames.push({ data: event('content_block_delta', { index, delta: { type: 'text_delta', text: step.text } }) });
     }
     if (step.kind === 'tool_call') {
-      closeText();
-      index++;
-      frames.push({ data: event('content_block_start', { index, content_block: { type: 'tool_use', id: step.id, name: step.name, input: {} } }) });
-      for (const part of halves(step.args)) {
-        frames.push({ data: event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } }) });
-      }
-      frames.push({ data: event('content_block_stop', { index }) });
+      const deltas = halves(step.args).map((part) => ({ type: 'input_json_delta', partial_json: part }));
+      block({ type: 'tool_use', id: step.id, name: step.name, input: {} }, deltas);
     }
-  }
+    if (step.kind === 'thinking') {
+      const deltas = halves(step.text).map((part) => ({ type: 'thinking_delta', thinking: part }));
+      block({ type: 'thinking', thinking: '', signature: '' }, [...deltas, { type: 'signature_delta', signature: step.signature }]);
+      context.issue({ request: context.request, format: 'anthropic', kind: 'thinking', value: step.signature, text: step.text, ...before });
+    }
+    if (step.kind === 'redacted_thinking') {
+      block({ type: 'redacted_thinking', data: step.data }, []);
+      context.issue({ request: context.request, format: 'anthropic', kind: 'redacted_thinking', value: step.data, ...before });
+    }
+  });
   const finish: string[] = [];
   if (openText) finish.push(event('content_block_stop', { index }));
   const reason = { end: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use' }[stopOf(script)];
@@ -462,57 +402,14 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-function errorBody(format: 'openai' | 'anthropic', status: { code: number } & FakeStatusOptions): unknown {
+/** The body of an HTTP error reply: Anthropic's shape, or OpenAI's (the same for Chat Completions and Responses). */
+function errorBody(format: WireFormat, status: { code: number } & FakeStatusOptions): unknown {
   const message = status.message ?? STATUS_CODES[status.code] ?? `HTTP ${status.code}`;
   if (format === 'anthropic') {
     return { type: 'error', error: { type: status.type ?? ANTHROPIC_ERROR_TYPES[status.code] ?? 'api_error', message } };
   }
   const type = status.type ?? (status.code === 429 ? 'rate_limit_exceeded' : status.code >= 500 ? 'server_error' : 'invalid_request_error');
-  return { error: { message, type, code: null, param: null } };
-}
-
-/** The 400 a real API answers to a request whose tool calls and results do not pair up. */
-function invalidRequest(problems: readonly string[]): Script {
-  return new ReplyBuilder(() => 'call_unused').status(400, { message: `invalid tool calls: ${problems.join('; ')}` }).script;
-}
-
-/**
- * Checks the native tool calls of a recorded request (either format): every call in an
- * assistant message has exactly one result with its id, after it, and no result lacks its
- * call. Returns the problems found, one line each; empty when all is well. The fake server
- * runs this on every request and answers 400 when it finds any, as the real APIs do.
- */
-export function checkToolCallPairing(request: Pick<RecordedRequest, 'body'>): string[] {
-  const problems: string[] = [];
-  const calls = new Map<string, number>();
-  for (const message of request.body.messages ?? []) {
-    const blocks = Array.isArray(message.content) ? (message.content as unknown[]) : [];
-    const callIds = [
-      ...(message.tool_calls ?? []).map((call) => call.id),
-      ...blocks.filter((block) => field(block, 'type') === 'tool_use').map((block) => String(field(block, 'id'))),
-    ];
-    const resultIds = [
-      ...(message.role === 'tool' ? [String(message.tool_call_id)] : []),
-      ...blocks.filter((block) => field(block, 'type') === 'tool_result').map((block) => String(field(block, 'tool_use_id'))),
-    ];
-    for (const id of callIds) {
-      if (calls.has(id)) problems.push(`tool call ${id} appears twice`);
-      calls.set(id, 0);
-    }
-    for (const id of resultIds) {
-      const seen = calls.get(id);
-      if (seen === undefined) problems.push(`result for ${id} has no call before it`);
-      else calls.set(id, seen + 1);
-    }
-  }
-  for (const [id, count] of calls) {
-    if (count !== 1) problems.push(`tool call ${id} has ${count} results`);
-  }
-  return problems;
-}
-
-function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  return { error: { message, type, param: status.param ?? null, code: null } };
 }
 
 /** Reads a whole stream into an array (for provider event streams). */
