@@ -7,7 +7,29 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Of `outputTokens`, those the model spent reasoning (thinking), when the API says. */
+  reasoningTokens?: number;
   estimated?: boolean;
+}
+
+/**
+ * Reasoning state a provider gave with a reply and needs back, unchanged and in its place, on
+ * every later request: Anthropic's signed `thinking` and `redacted_thinking` blocks, the
+ * Responses API's `reasoning` items with their encrypted content. fence never reads or
+ * changes `raw`; it is stored in the session log exactly as it arrived.
+ */
+export interface ReasoningPart {
+  /** The API that made it: it is sent back to that API only (another provider never sees it). */
+  api: 'anthropic' | 'openai-responses';
+  /** The block or item exactly as received, once the stream has assembled it. */
+  raw: Record<string, unknown>;
+  /** What a person may read of it: the thinking text or the summary; absent when redacted. */
+  text?: string;
+  /**
+   * The native call (an index into `meta.toolCalls`) it came before; absent: before the
+   * message's text (and so before every call).
+   */
+  beforeCall?: number;
 }
 
 /**
@@ -43,6 +65,8 @@ export interface MessageMeta {
   toolResult?: boolean;
   /** For an assistant message: its native tool calls (provider-native format only). */
   toolCalls?: NativeToolCall[];
+  /** For an assistant message: the reasoning state its reply carried, in the order it came (see `ReasoningPart`). */
+  reasoning?: ReasoningPart[];
   /**
    * A message fence wrote besides the model's turns: a nudge to go on (`nudge`), a warning about
    * repeats (`loop`), a tool the person ran from the chat and its result (`user_tool`), the

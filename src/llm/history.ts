@@ -1,4 +1,4 @@
-import type { Message, NativeToolCall } from '../conversation/message';
+import type { Message, NativeToolCall, ReasoningPart } from '../conversation/message';
 import { formatNativeCall } from './native-calls';
 
 /**
@@ -7,12 +7,21 @@ import { formatNativeCall } from './native-calls';
  */
 export type HistoryEntry =
   | { kind: 'user'; text: string }
-  /** `text` is the message without the lines of its replayed calls; `calls` are the ones replayed natively. */
-  | { kind: 'assistant'; text: string; calls: NativeToolCall[] }
+  /**
+   * `text` is the message without the lines of its replayed calls; `calls` are the ones
+   * replayed natively; `reasoning` is the reasoning state the reply carried, in its order, each
+   * part naming the call it came before (`beforeCallId`; absent: before the text). An adapter
+   * sends back the parts of its own API only, each before its call (or, when that call is not
+   * replayed, before the next one that is, else after the text).
+   */
+  | { kind: 'assistant'; text: string; calls: NativeToolCall[]; reasoning: ReasoningEntry[] }
   /** A system message after the start of the conversation (a tool result written as text, a notice). */
   | { kind: 'system'; text: string }
   /** The result of a native call of the assistant entry just before it. */
   | { kind: 'tool_result'; callId: string; name: string; text: string; isError: boolean };
+
+/** A reasoning part of an assistant entry, with the id of the call it came before. */
+export type ReasoningEntry = ReasoningPart & { beforeCallId?: string };
 
 /** A conversation ready to be shaped into a request. */
 export interface History {
@@ -79,7 +88,12 @@ function pairCalls(message: Message, results: readonly Message[], native: boolea
   const rest: HistoryEntry[] = results
     .filter((result) => !claimed.has(result))
     .map((result) => ({ kind: 'system', text: result.content }));
-  return [{ kind: 'assistant', text: withoutCallLines(message.content, calls), calls }, ...paired, ...rest];
+  const toolCalls = message.meta?.toolCalls ?? [];
+  const reasoning: ReasoningEntry[] = (message.meta?.reasoning ?? []).map((part) => {
+    const before = part.beforeCall === undefined ? undefined : toolCalls[part.beforeCall]?.id;
+    return before === undefined ? part : { ...part, beforeCallId: before };
+  });
+  return [{ kind: 'assistant', text: withoutCallLines(message.content, calls), calls, reasoning }, ...paired, ...rest];
 }
 
 /** The text without the lines that stand for the replayed calls (exact lines, written by formatNativeCall). */

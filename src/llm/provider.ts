@@ -1,4 +1,4 @@
-import type { Message, Usage } from '../conversation/message';
+import type { Message, ReasoningPart, Usage } from '../conversation/message';
 import type { FailureKind } from './failure';
 
 /** A tool offered to a provider's native tool-call API (provider-native format only). */
@@ -18,7 +18,16 @@ export interface StreamRequest {
   /** Aborting ends the stream promptly with `done` (stopReason `aborted`). */
   signal?: AbortSignal;
   maxTokens?: number;
+  /**
+   * How hard the model should think (`--reasoning`), mapped by each adapter to its API's field.
+   * Absent: the model's default from the model table (nothing is sent for a model that does
+   * not reason).
+   */
+  reasoning?: ReasoningLevel;
 }
+
+/** `--reasoning`: off, or how much reasoning to ask for. */
+export type ReasoningLevel = 'off' | 'low' | 'medium' | 'high';
 
 /** Why a reply ended. */
 export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'aborted' | 'error';
@@ -28,6 +37,10 @@ export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'aborted' | 'error'
  * - `text`: a piece of the assistant's text.
  * - `tool_call`: a native tool call's id and name (on its first event) and a piece of its JSON arguments.
  * - `usage`: token counts; may come more than once, the last one holds.
+ * - `thinking`: a piece of the model's readable thinking or reasoning summary, for the person
+ *   (dim in the chat, progress on stderr); never part of the reply's text.
+ * - `reasoning`: one complete piece of reasoning state to keep and send back (see
+ *   `ReasoningPart`), in stream order among the `text` and `tool_call` events.
  * - `retry`: the request failed in a way worth retrying and will be sent again after `delayMs`.
  * - `restart`: the connection dropped mid-reply and the request is being sent again:
  *   discard every `text`/`tool_call` event received so far.
@@ -38,6 +51,8 @@ export type StreamEvent =
   | { type: 'text'; text: string }
   | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta: string }
   | { type: 'usage'; usage: Usage }
+  | { type: 'thinking'; text: string }
+  | { type: 'reasoning'; part: ReasoningPart }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'restart'; attempt: number; reason: string }
   | { type: 'done'; stopReason: StopReason; error?: string; errorKind?: FailureKind };

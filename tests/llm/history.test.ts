@@ -35,7 +35,7 @@ describe('planHistory', () => {
     );
     expect(history.entries).toEqual([
       { kind: 'user', text: 'go' },
-      { kind: 'assistant', text: 'Working.\n@c(c3): {}', calls: [a, b] },
+      { kind: 'assistant', text: 'Working.\n@c(c3): {}', calls: [a, b], reasoning: [] },
       { kind: 'tool_result', callId: 'c1', name: 'a', text: 'for c1', isError: false },
       { kind: 'tool_result', callId: 'c2', name: 'b', text: 'for c2', isError: false },
       { kind: 'system', text: 'plain result' },
@@ -51,7 +51,7 @@ describe('planHistory', () => {
       { nativeCalls: true },
     );
     expect(history.entries).toEqual([
-      { kind: 'assistant', text: 'Run it like this:\n@shell(c9): {"command":"rm -rf /"}', calls: [] },
+      { kind: 'assistant', text: 'Run it like this:\n@shell(c9): {"command":"rm -rf /"}', calls: [], reasoning: [] },
       { kind: 'system', text: 'r' },
     ]);
   });
@@ -59,7 +59,7 @@ describe('planHistory', () => {
   it('keeps calls as text when native calls are off', () => {
     const history = planHistory([assistant('@a(c1): {}', [{ id: 'c1', name: 'a', arguments: '{}' }]), result('r', 'c1')], { nativeCalls: false });
     expect(history.entries).toEqual([
-      { kind: 'assistant', text: '@a(c1): {}', calls: [] },
+      { kind: 'assistant', text: '@a(c1): {}', calls: [], reasoning: [] },
       { kind: 'system', text: 'r' },
     ]);
   });
