@@ -11,6 +11,7 @@ import type { BashSession } from '../runtime/bash-session';
 import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './workspace';
 import { startMcpServers } from './mcp-servers';
+import { openSessionSandbox } from './session-sandbox';
 import { buildToolset } from './toolset';
 
 /** Options of `fence run`. */
@@ -67,7 +68,16 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const home = fenceHome();
   const id = newSessionId();
   const session = { id, dir: join(home, 'sessions', id) };
-  const mcp = await startMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') });
+  // The program's tools run in the OS sandbox a session here would have: its shell, command tools and stdio MCP servers.
+  const chosen = openSessionSandbox({ config: loaded.config.sandbox, workspace: workspace.path, fenceHome: home, sessionId: id });
+  if ('error' in chosen) {
+    err.write(`fence: ${chosen.error}\n`);
+    return 1;
+  }
+  const { sandbox } = chosen;
+  if (chosen.warning) err.write(`${chosen.warning}\n`);
+  for (const line of loaded.config.sandbox.ignored) err.write(`fence: ${line}\n`);
+  const mcp = await startMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') }, sandbox.kind === 'none' ? undefined : sandbox);
   for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
   const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project'), home));
   for (const problem of toolset.problems) err.write(`fence: ${problem}\n`);
@@ -86,7 +96,12 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     const ctx = {
       workspace: workspace.path,
       signal: controller.signal,
-      bash: () => (bash ??= import('../runtime/bash-session').then(({ BashSession }) => BashSession.start({ cwd: workspace.path, passEnv: loaded.config.sandbox.passEnv }))),
+      sandbox: sandbox.policy,
+      ...(sandbox.kind === 'none' ? {} : { sandboxCommand: sandbox.wrap }),
+      bash: () =>
+        (bash ??= import('../runtime/bash-session').then(({ BashSession }) =>
+          BashSession.start({ cwd: workspace.path, passEnv: loaded.config.sandbox.passEnv, ...(sandbox.kind === 'none' ? {} : { sandbox }) }),
+        )),
     };
     const run = await runProgram({
       code,
@@ -111,6 +126,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     process.off('SIGINT', onSigint);
     const shell = await bash?.catch(() => undefined);
     await Promise.all([shell?.close(), mcp.close()]);
+    sandbox.close();
     store.close();
   }
 }
