@@ -260,7 +260,7 @@ describe('time and abort', () => {
 });
 
 describe('leaks', () => {
-  it('runs 200 small programs without resident memory growing without bound', async () => {
+  it('runs 200 small programs without resident memory growing without bound', { timeout: 120_000 }, async () => {
     const functions: Record<string, HostFunction> = { echo: async (args) => args };
     const code = 'const r = await echo({ n: [1, 2, 3] });\nprint(r.n.length);\nreturn unique([...r.n, ...r.n]);';
     for (let i = 0; i < 20; i++) await run(code, { functions });
