@@ -91,10 +91,13 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
 }
 
 /**
- * The blocks of an assistant entry: its Anthropic reasoning parts before the text (no call
- * named), the text, then each replayed call with the parts that came before it. A part whose
- * call is not replayed goes before the next replayed call (found through the later parts'
- * call numbers), else at the end. Each `raw` is sent as the very object stored, never changed.
+ * The blocks of an assistant entry: its Anthropic reasoning parts that came before the text
+ * (no call named) or before the first replayed call, then the text, then each later replayed
+ * call with the parts that came before it. A part whose call is not replayed goes before the
+ * next replayed call (found through the later parts' call numbers), else at the end. The first
+ * call's parts lead because the API wants an assistant turn of a thinking tool loop to start
+ * with its thinking, and the text (kept whole) is always before the calls. Each `raw` is sent
+ * as the very object stored, never changed.
  */
 function assistantBlocks(entry: Extract<HistoryEntry, { kind: 'assistant' }>): Block[] {
   const parts = entry.reasoning.filter((part) => part.api === 'anthropic');
@@ -115,7 +118,9 @@ function assistantBlocks(entry: Extract<HistoryEntry, { kind: 'assistant' }>): B
     if (anchor === undefined) tail.push(block);
     else beforeCall.set(anchor, [...(beforeCall.get(anchor) ?? []), block]);
   });
-  const blocks: Block[] = [...head];
+  const first = entry.calls[0]?.id;
+  const blocks: Block[] = [...head, ...(first === undefined ? [] : (beforeCall.get(first) ?? []))];
+  if (first !== undefined) beforeCall.delete(first);
   if (entry.text.trim() !== '') blocks.push({ type: 'text', text: entry.text });
   for (const call of entry.calls) {
     blocks.push(...(beforeCall.get(call.id) ?? []));
