@@ -27,7 +27,9 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
  * A provider for Anthropic's Messages API, streaming through the official SDK with its own
  * retries off (fence retries, see `retry.ts`) and its warnings passed to `options.warn` (see
  * `SdkWarnings`). Usage comes in two parts: input (and cache) tokens when the message starts,
- * output tokens when it ends.
+ * output tokens (and those spent thinking, when reported) when it ends. With a reasoning level,
+ * Claude thinks (see `thinkingRequest`): its thinking streams as `thinking` events and each
+ * thinking block, once complete, as a `reasoning` event (see `ThinkingBlocks`).
  */
 export function createAnthropicProvider(target: AnthropicTarget, options: ProviderOptions = {}): Provider {
   const warnings = new SdkWarnings('Anthropic SDK', options.warn ?? warnOnStderr);
