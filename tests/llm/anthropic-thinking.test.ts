@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMessage, type Message, type NativeToolCall, type ReasoningPart } from '../../src/conversation/message';
 import { createAnthropicProvider } from '../../src/llm/anthropic';
@@ -256,5 +258,33 @@ describe('Anthropic thinking: replay', () => {
     );
     const marked = cached(request);
     expect(marked.map((block) => block.type)).toEqual(['text', 'tool_result']);
+  });
+});
+
+describe('Anthropic thinking: usage', () => {
+  it('reads the output tokens spent thinking as reasoning tokens', async () => {
+    // The fake model server does not report thinking tokens; this one-reply server does, as the API does.
+    const event = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
+    const usage = { input_tokens: 20, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+    const body = [
+      event('message_start', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null, stop_sequence: null, usage } }),
+      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Done.' } }),
+      event('content_block_stop', { index: 0 }),
+      event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 900, output_tokens_details: { thinking_tokens: 850 } } }),
+      event('message_stop', {}),
+    ].join('');
+    const one = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(body));
+    await new Promise<void>((resolve) => one.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = one.address() as AddressInfo;
+      const subject = createAnthropicProvider({ apiKey: 'test-key', baseURL: `http://127.0.0.1:${port}` }, { retry: { maxAttempts: 1 } });
+      const events = await collect(subject.stream({ model: 'claude-test', messages: ask, reasoning: 'medium' }));
+      expect(events.filter((e) => e.type === 'usage').at(-1)).toEqual({ type: 'usage', usage: { inputTokens: 20, outputTokens: 900, reasoningTokens: 850 } });
+      expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'end' });
+    } finally {
+      one.closeAllConnections();
+      await new Promise((resolve) => one.close(resolve));
+    }
   });
 });
