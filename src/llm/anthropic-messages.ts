@@ -97,10 +97,10 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
  * next replayed call (found through the later parts' call numbers), else at the end. The first
  * call's parts lead because the API wants an assistant turn of a thinking tool loop to start
  * with its thinking, and the text (kept whole) is always before the calls. Each `raw` is sent
- * as the very object stored, never changed.
+ * as the very object stored, never changed; a part without a thinking block's shape is left out.
  */
 function assistantBlocks(entry: Extract<HistoryEntry, { kind: 'assistant' }>): Block[] {
-  const parts = entry.reasoning.filter((part) => part.api === 'anthropic');
+  const parts = entry.reasoning.filter((part) => part.api === 'anthropic' && isThinkingBlock(part.raw));
   const replayed = new Set(entry.calls.map((call) => call.id));
   const head: Block[] = [];
   const tail: Block[] = [];
@@ -127,6 +127,12 @@ function assistantBlocks(entry: Extract<HistoryEntry, { kind: 'assistant' }>): B
     blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
   }
   return [...blocks, ...tail];
+}
+
+/** Whether a stored part has a thinking block's shape (a damaged log's part is left out, not sent to fail). */
+function isThinkingBlock(raw: Record<string, unknown>): boolean {
+  if (raw.type === 'redacted_thinking') return typeof raw.data === 'string';
+  return raw.type === 'thinking' && typeof raw.thinking === 'string' && typeof raw.signature === 'string';
 }
 
 function notThinking(block: Block): block is Exclude<Block, Thinking> {

@@ -217,7 +217,7 @@ describe('Anthropic thinking: replay', () => {
     expect(content[1]).toBe(two);
   });
 
-  it('never sends a part made by another API', () => {
+  it("never sends a part made by another API, nor one without a thinking block's shape", () => {
     const messages = [
       ...ask,
       createMessage('assistant', 'Hello.', {
@@ -225,6 +225,8 @@ describe('Anthropic thinking: replay', () => {
           reasoning: [
             { api: 'openai-responses', raw: { type: 'reasoning', id: 'rs_1', encrypted_content: 'ENCRYPTED-XYZ' } },
             { api: 'anthropic', raw: { type: 'thinking', thinking: 'Hi.', signature: 'sig' } },
+            // A damaged part (no signature) is left out rather than sent to fail.
+            { api: 'anthropic', raw: { type: 'thinking', thinking: 'Damaged.' } },
           ],
         },
       }),
