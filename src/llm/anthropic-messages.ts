@@ -1,11 +1,13 @@
 import type {
   MessageParam,
+  RedactedThinkingBlockParam,
   TextBlockParam,
+  ThinkingBlockParam,
   ToolResultBlockParam,
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { Message } from '../conversation/message';
-import { planHistory, wrapAsSystem } from './history';
+import { planHistory, wrapAsSystem, type HistoryEntry } from './history';
 
 /** The `system` and `messages` of a Messages API request. */
 export interface AnthropicConversation {
@@ -13,7 +15,8 @@ export interface AnthropicConversation {
   messages: MessageParam[];
 }
 
-type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam;
+type Thinking = ThinkingBlockParam | RedactedThinkingBlockParam;
+type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam | Thinking;
 type Turn = { role: 'user' | 'assistant'; blocks: Block[] };
 
 /** Sent as the first user turn when a conversation would otherwise open with the assistant. */
@@ -27,9 +30,13 @@ const OPENING = '(continue)';
  *   results `tool_result` blocks, first in the user turn that follows (see `planHistory`);
  * - consecutive turns of one role are merged, empty text is left out, and the first turn is a
  *   user turn, as the API requires;
+ * - an assistant message's Anthropic reasoning parts (signed `thinking` and `redacted_thinking`
+ *   blocks) go back exactly as stored, in their place (see `assistantBlocks`); parts of
+ *   another API are left out;
  * - the system prompt (after the tool definitions), the last turn and the user turn before it
  *   carry cache breakpoints, so a growing conversation is read from the prompt cache: the
- *   second-last user turn ends where the previous request ended.
+ *   second-last user turn ends where the previous request ended. A thinking block never
+ *   carries one (the API refuses it there): the turn's last other block does.
  * Pure: the input is not changed.
  */
 export function toAnthropicMessages(messages: readonly Message[], nativeCalls: boolean): AnthropicConversation {
@@ -49,8 +56,7 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
         add('user', { type: 'text', text: wrapAsSystem(entry.text) });
         break;
       case 'assistant':
-        if (entry.text.trim() !== '') add('assistant', { type: 'text', text: entry.text });
-        for (const call of entry.calls) add('assistant', { type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
+        for (const block of assistantBlocks(entry)) add('assistant', block);
         break;
       case 'tool_result': {
         const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: entry.callId };
@@ -71,16 +77,66 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
   const lastBlock = last?.blocks.at(-1);
   // A final assistant turn (a prefill) may not end with white space.
   if (last?.role === 'assistant' && lastBlock?.type === 'text') lastBlock.text = lastBlock.text.trimEnd();
-  if (lastBlock) lastBlock.cache_control = { type: 'ephemeral' };
+  const breakpoint = last?.blocks.findLast(notThinking);
+  if (breakpoint) breakpoint.cache_control = { type: 'ephemeral' };
   // Also where the previous request ended (the user turn before the last one): that prefix is
   // read from the cache however many blocks the last step added.
-  const previous = turns.slice(0, -1).findLast((turn) => turn.role === 'user')?.blocks.at(-1);
+  const previous = turns.slice(0, -1).findLast((turn) => turn.role === 'user')?.blocks.findLast(notThinking);
   if (previous && turns.length > 2) previous.cache_control = { type: 'ephemeral' };
 
   const system: TextBlockParam[] = history.systemPrompt
     ? [{ type: 'text', text: history.systemPrompt, cache_control: { type: 'ephemeral' } }]
     : [];
   return { system, messages: turns.map((turn) => ({ role: turn.role, content: turn.blocks })) };
+}
+
+/**
+ * The blocks of an assistant entry: its Anthropic reasoning parts that came before the text
+ * (no call named) or before the first replayed call, then the text, then each later replayed
+ * call with the parts that came before it. A part whose call is not replayed goes before the
+ * next replayed call (found through the later parts' call numbers), else at the end. The first
+ * call's parts lead because the API wants an assistant turn of a thinking tool loop to start
+ * with its thinking, and the text (kept whole) is always before the calls. Each `raw` is sent
+ * as the very object stored, never changed; a part without a thinking block's shape is left out.
+ */
+function assistantBlocks(entry: Extract<HistoryEntry, { kind: 'assistant' }>): Block[] {
+  const parts = entry.reasoning.filter((part) => part.api === 'anthropic' && isThinkingBlock(part.raw));
+  const replayed = new Set(entry.calls.map((call) => call.id));
+  const head: Block[] = [];
+  const tail: Block[] = [];
+  const beforeCall = new Map<string, Block[]>();
+  parts.forEach((part, index) => {
+    const block = part.raw as unknown as Thinking;
+    if (part.beforeCallId === undefined) {
+      head.push(block);
+      return;
+    }
+    const anchor = replayed.has(part.beforeCallId)
+      ? part.beforeCallId
+      : parts.slice(index + 1).find((later) => later.beforeCallId !== undefined && replayed.has(later.beforeCallId) && (later.beforeCall ?? 0) > (part.beforeCall ?? 0))
+          ?.beforeCallId;
+    if (anchor === undefined) tail.push(block);
+    else beforeCall.set(anchor, [...(beforeCall.get(anchor) ?? []), block]);
+  });
+  const first = entry.calls[0]?.id;
+  const blocks: Block[] = [...head, ...(first === undefined ? [] : (beforeCall.get(first) ?? []))];
+  if (first !== undefined) beforeCall.delete(first);
+  if (entry.text.trim() !== '') blocks.push({ type: 'text', text: entry.text });
+  for (const call of entry.calls) {
+    blocks.push(...(beforeCall.get(call.id) ?? []));
+    blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) });
+  }
+  return [...blocks, ...tail];
+}
+
+/** Whether a stored part has a thinking block's shape (a damaged log's part is left out, not sent to fail). */
+function isThinkingBlock(raw: Record<string, unknown>): boolean {
+  if (raw.type === 'redacted_thinking') return typeof raw.data === 'string';
+  return raw.type === 'thinking' && typeof raw.thinking === 'string' && typeof raw.signature === 'string';
+}
+
+function notThinking(block: Block): block is Exclude<Block, Thinking> {
+  return block.type !== 'thinking' && block.type !== 'redacted_thinking';
 }
 
 /** A stored call's arguments as the object `tool_use` needs (fence stores compact JSON objects; anything else is `{}`). */

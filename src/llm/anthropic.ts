@@ -7,6 +7,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type { Usage } from '../conversation/message';
 import { toAnthropicMessages } from './anthropic-messages';
+import { ThinkingBlocks, thinkingRequest } from './anthropic-thinking';
 import type { ResolvedModel } from './models';
 import { createNodeFetch } from './node-fetch';
 import type { Provider, StreamRequest } from './provider';
@@ -26,7 +27,9 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
  * A provider for Anthropic's Messages API, streaming through the official SDK with its own
  * retries off (fence retries, see `retry.ts`) and its warnings passed to `options.warn` (see
  * `SdkWarnings`). Usage comes in two parts: input (and cache) tokens when the message starts,
- * output tokens when it ends.
+ * output tokens (and those spent thinking, when reported) when it ends. With a reasoning level,
+ * Claude thinks (see `thinkingRequest`): its thinking streams as `thinking` events and each
+ * thinking block, once complete, as a `reasoning` event (see `ThinkingBlocks`).
  */
 export function createAnthropicProvider(target: AnthropicTarget, options: ProviderOptions = {}): Provider {
   const warnings = new SdkWarnings('Anthropic SDK', options.warn ?? warnOnStderr);
@@ -64,9 +67,12 @@ async function* attempt(
   request: StreamRequest,
   signal: AbortSignal,
 ): AsyncGenerator<AttemptEvent, void, undefined> {
-  const stream = await warnings.during(() => client.messages.create(requestParams(request), { signal }));
+  const { params, betas } = requestParams(request);
+  const headers = betas.length > 0 ? { 'anthropic-beta': betas.join(',') } : undefined;
+  const stream = await warnings.during(() => client.messages.create(params, { signal, ...(headers ? { headers } : {}) }));
   // Tool calls are numbered among themselves; the API numbers all content blocks.
   const toolIndexOfBlock = new Map<number, number>();
+  const thinking = new ThinkingBlocks();
   let usage: Usage | undefined;
   let finish: FinishEvent | undefined;
   for await (const event of stream) {
@@ -77,6 +83,7 @@ async function* attempt(
         break;
       case 'content_block_start': {
         const block = event.content_block;
+        yield* thinking.start(event.index, block as unknown as { type: string } & Record<string, unknown>);
         if (block.type === 'text' && block.text) yield { type: 'text', text: block.text };
         if (block.type === 'tool_use') {
           const index = toolIndexOfBlock.size;
@@ -88,12 +95,17 @@ async function* attempt(
       case 'content_block_delta': {
         const delta = event.delta;
         if (delta.type === 'text_delta' && delta.text) yield { type: 'text', text: delta.text };
+        if (delta.type === 'thinking_delta') yield* thinking.thinking(event.index, delta.thinking);
+        if (delta.type === 'signature_delta') thinking.signature(event.index, delta.signature);
         const index = toolIndexOfBlock.get(event.index);
         if (delta.type === 'input_json_delta' && index !== undefined && delta.partial_json) {
           yield { type: 'tool_call', index, argumentsDelta: delta.partial_json };
         }
         break;
       }
+      case 'content_block_stop':
+        yield* thinking.stop(event.index);
+        break;
       case 'message_delta':
         usage = mergeUsage(usage, event.usage);
         yield { type: 'usage', usage, complete: true };
@@ -106,15 +118,16 @@ async function* attempt(
   if (finish) yield finish;
 }
 
-function requestParams(request: StreamRequest): MessageCreateParamsStreaming {
+/** The request body, and the betas it needs in the `anthropic-beta` header. */
+function requestParams(request: StreamRequest): { params: MessageCreateParamsStreaming; betas: string[] } {
   const tools = request.tools ?? [];
   const { system, messages } = toAnthropicMessages(request.messages, tools.length > 0);
-  const params: MessageCreateParamsStreaming = {
-    model: request.model,
-    max_tokens: request.maxTokens ?? defaultMaxTokens(request.model),
-    messages,
-    stream: true,
-  };
+  const room = request.maxTokens ?? defaultMaxTokens(request.model);
+  const { thinking, output_config, max_tokens, betas } = thinkingRequest(request.model, request.reasoning, room, tools.length > 0);
+  const params: MessageCreateParamsStreaming = { model: request.model, max_tokens, messages, stream: true };
+  // fence sends no temperature, top_k or tool_choice, which thinking would forbid changing.
+  if (thinking) params.thinking = thinking;
+  if (output_config) params.output_config = output_config;
   if (system.length > 0) params.system = system;
   if (tools.length > 0) {
     params.tools = tools.map((tool) => ({
@@ -123,7 +136,7 @@ function requestParams(request: StreamRequest): MessageCreateParamsStreaming {
       input_schema: { ...tool.parameters, type: 'object' },
     }));
   }
-  return params;
+  return { params, betas };
 }
 
 /** Arguments a server put in the block's start instead of streaming them (usually none). */
@@ -141,6 +154,8 @@ function mergeUsage(previous: Usage | undefined, next: AnthropicUsage | MessageD
   const cacheWrite = next.cache_creation_input_tokens ?? previous?.cacheWriteTokens;
   if (cacheRead) usage.cacheReadTokens = cacheRead;
   if (cacheWrite) usage.cacheWriteTokens = cacheWrite;
+  const thinking = next.output_tokens_details?.thinking_tokens ?? previous?.reasoningTokens;
+  if (thinking) usage.reasoningTokens = thinking;
   return usage;
 }
 
