@@ -43,7 +43,7 @@ export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'aborted' | 'error'
  *   `ReasoningPart`), in stream order among the `text` and `tool_call` events.
  * - `retry`: the request failed in a way worth retrying and will be sent again after `delayMs`.
  * - `restart`: the connection dropped mid-reply and the request is being sent again:
- *   discard every `text`/`tool_call` event received so far.
+ *   discard every `text`, `tool_call`, `thinking` and `reasoning` event received so far.
  * - `done`: always the last event. With stopReason `error`, `error` is a one-line message fit for a user,
  *   and `errorKind` says when the key was refused or the rate limit outlasted the retries.
  */
