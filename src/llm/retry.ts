@@ -20,7 +20,7 @@ export interface RetryOptions {
  * only when the API said the reply is complete (a stream that just stops is a dropped connection).
  */
 export type AttemptEvent =
-  | Extract<StreamEvent, { type: 'text' | 'tool_call' }>
+  | Extract<StreamEvent, { type: 'text' | 'tool_call' | 'thinking' | 'reasoning' }>
   /** `complete`: the provider will not send better numbers for this reply. */
   | { type: 'usage'; usage: Usage; complete: boolean }
   | { type: 'finish'; stopReason: 'end' | 'max_tokens' | 'tool_use' | 'error'; error?: string };
@@ -155,6 +155,14 @@ class Tally {
       case 'tool_call':
         this.sawOutput = true;
         this.outputChars += event.argumentsDelta.length + (event.name?.length ?? 0);
+        break;
+      case 'thinking':
+        this.sawOutput = true;
+        this.outputChars += event.text.length;
+        break;
+      case 'reasoning':
+        // Reasoning state of a failed attempt must be dropped too: a restart says so.
+        this.sawOutput = true;
         break;
       case 'usage':
         this.usage = event.usage;
