@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkToolCallPairing } from '../support/fake-llm';
+import { inputItems } from '../support/fake-llm-wire';
 import { runFence, useCliRun } from '../support/run-cli';
 
 const cli = useCliRun();
@@ -23,7 +24,7 @@ describe('an openai/ model over the Responses API', () => {
     expect(typeof requests[0]?.body.instructions).toBe('string');
     const second = requests[1]!;
     expect(checkToolCallPairing(second)).toEqual([]);
-    const items = second.body.input ?? [];
+    const items = inputItems(second.body);
     expect(items.find((item) => item.type === 'function_call')).toMatchObject({ call_id: 'call_one', name: 'shell' });
     const output = items.find((item) => item.type === 'function_call_output');
     expect(output).toMatchObject({ call_id: 'call_one' });

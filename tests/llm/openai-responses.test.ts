@@ -18,6 +18,7 @@ import {
   startFakeLlm,
   type FakeLlm,
 } from '../support/fake-llm';
+import { inputItems } from '../support/fake-llm-wire';
 
 let server: FakeLlm;
 beforeEach(async () => {
@@ -199,7 +200,7 @@ describe('Responses adapter reasoning', () => {
     expect(second.at(-1)).toEqual({ type: 'done', stopReason: 'end' });
     expect(server.issued).toHaveLength(2);
     expect(checkThinkingReturned(server.requests[1]!, server.issued)).toEqual([]);
-    const sent = server.requests[1]?.body.input ?? [];
+    const sent = inputItems(server.requests[1]!.body);
     expect(sent.filter((item) => item.type === 'reasoning')).toEqual(parts.map((part) => part.raw));
     // The first item led to call_a (beforeCall 0), so it goes right before that call.
     expect(sent.map((item) => item.type ?? item.role)).toEqual([
