@@ -6,7 +6,9 @@ import { createProvider } from '../../src/llm/create-provider';
 import { resolveModel, type ResolvedModel } from '../../src/llm/models';
 import { formatNativeCall } from '../../src/llm/native-calls';
 import type { OpenAITarget } from '../../src/llm/openai-client';
+import { OPENAI_COMPAT } from '../../src/llm/openai-compat';
 import { createOpenAIResponsesProvider, reasoningParam } from '../../src/llm/openai-responses';
+import { toResponsesInput } from '../../src/llm/openai-responses-input';
 import type { StreamEvent, StreamRequest, ToolSchema } from '../../src/llm/provider';
 import type { RetryOptions } from '../../src/llm/retry';
 import {
@@ -242,6 +244,32 @@ describe('Responses adapter reasoning', () => {
       { role: 'assistant', content: 'Hi.' },
       { role: 'user', content: 'again' },
     ]);
+  });
+
+  it('keeps the order of reasoning whose call is not replayed: with the next replayed call, else after the text', () => {
+    const item = (n: number) => ({ id: `rs_${n}`, type: 'reasoning', summary: [], encrypted_content: `enc${n}` });
+    const calls = [
+      { id: 'call_a', name: 'shell', arguments: '{}' },
+      { id: 'call_b', name: 'shell', arguments: '{}' },
+    ];
+    const reply = createMessage('assistant', 'Two.\n@shell(call_a): {}\n@shell(call_b): {}', {
+      meta: {
+        toolCalls: calls,
+        reasoning: [
+          { api: 'openai-responses', raw: item(1), beforeCall: 0 },
+          { api: 'openai-responses', raw: item(2), beforeCall: 1 },
+        ],
+      },
+    });
+    const onlyB = createMessage('system', 'b ran', { callId: 'call_b', meta: { toolResult: true, tool: 'shell' } });
+    const kinds = (messages: Message[]) =>
+      toResponsesInput(messages, OPENAI_COMPAT.openai, true).input.map((entry) =>
+        'type' in entry && entry.type !== 'message' ? `${entry.type}${'id' in entry && entry.id ? `:${entry.id}` : ''}` : (entry as { role: string }).role,
+      );
+    expect(kinds([reply, onlyB])).toEqual(['assistant', 'reasoning:rs_1', 'reasoning:rs_2', 'function_call', 'function_call_output']);
+    expect(kinds([reply, createMessage('user', 'go on')])).toEqual(['assistant', 'reasoning:rs_1', 'reasoning:rs_2', 'user']);
+    const shaped = toResponsesInput([reply, onlyB], OPENAI_COMPAT.openai, true).input;
+    expect(shaped[1]).toBe(reply.meta?.reasoning?.[0]?.raw);
   });
 
   it('maps each --reasoning level to an effort the model takes', async () => {
