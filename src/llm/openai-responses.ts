@@ -47,11 +47,8 @@ export function createOpenAIResponsesProvider(target: OpenAITarget, options: Pro
   };
 }
 
-/**
- * The body of a Responses request for `request`, with `provider`'s quirks (see `OpenAICompat`).
- * Exported for tests and for reading; never throws.
- */
-export function responsesParams(provider: OpenAITarget['provider'], request: StreamRequest): ResponseCreateParamsStreaming {
+/** The body of a Responses request for `request`, with `provider`'s quirks (see `OpenAICompat`). */
+function responsesParams(provider: OpenAITarget['provider'], request: StreamRequest): ResponseCreateParamsStreaming {
   const tools = request.tools ?? [];
   const { instructions, input } = toResponsesInput(request.messages, OPENAI_COMPAT[provider], tools.length > 0);
   const params: ResponseCreateParamsStreaming = {
