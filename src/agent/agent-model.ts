@@ -1,23 +1,30 @@
 import type { AgentModel, ContextOptions } from '../agent/agent';
+import type { ProvidersConfig } from '../config/config';
 import type { Usage } from '../conversation/message';
 import { createProvider } from '../llm/create-provider';
 import { costOf, modelInfo, type ModelInfo } from '../llm/model-info';
 import type { ResolvedModel } from '../llm/models';
+import type { ProviderOptions } from '../llm/provider-options';
 import type { WarningSink } from '../llm/sdk-warnings';
 
 /**
  * What an Agent needs to talk to a resolved model: its provider (the SDK loaded here), the
  * model's context window shared between request and reply, and its prices. Used when a run
  * starts and when the chat switches models. `warn` receives the SDK's own warnings, one line
- * each (default: `fence: …` on stderr).
+ * each (default: `fence: …` on stderr). `providers` is the configuration's `[providers]`
+ * tables: the API an OpenAI-compatible provider is spoken to through (see `defaultApi`).
  */
 export async function loadAgentModel(
   resolved: ResolvedModel,
   overrides: Readonly<Record<string, ModelInfo>>,
   warn?: WarningSink,
+  providers: Readonly<ProvidersConfig> = {},
 ): Promise<AgentModel & { info: ModelInfo }> {
   const info = modelInfo(resolved.id, overrides);
-  const provider = await createProvider(resolved, warn ? { warn } : {});
+  const options: ProviderOptions = warn ? { warn } : {};
+  const api = resolved.provider === 'anthropic' ? undefined : providers[resolved.provider]?.api;
+  if (api) options.api = api;
+  const provider = await createProvider(resolved, options);
   return {
     provider,
     modelId: resolved.id,

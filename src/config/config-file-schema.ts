@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ModelInfo } from '../llm/model-info';
+import { OPENAI_APIS } from '../llm/provider-options';
 import {
+  API_PROVIDERS,
   BUILTIN_TOOL_NAMES,
   MODEL_KEYS,
   PTC_KEYS,
@@ -25,7 +27,7 @@ export interface ConfigFileSchemas {
   /** One file, keys as written, to its `ConfigFile`. */
   file: z.ZodType<ConfigFile, unknown>;
   /** The keys each table knows, for messages about unknown keys. */
-  knownKeys: Record<'top' | 'tool' | 'rule' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox', string[]>;
+  knownKeys: Record<'top' | 'tool' | 'rule' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider', string[]>;
 }
 
 let built: ConfigFileSchemas | undefined;
@@ -198,6 +200,15 @@ function buildSchemas(): ConfigFileSchemas {
     ).optional(),
   };
 
+  /** One `[providers.<name>]` table: which API the provider is spoken to through. */
+  const providerShape = {
+    api: z.enum(OPENAI_APIS as ['responses', 'chat'], { error: expected('"responses" or "chat"') }).optional(),
+  };
+  const providersShape = Object.fromEntries(API_PROVIDERS.map((name) => [name, tomlTable(providerShape).optional()])) as Record<
+    (typeof API_PROVIDERS)[number],
+    z.ZodOptional<ReturnType<typeof tomlTable<typeof providerShape>>>
+  >;
+
   /** One configuration file, keys as written. */
   const fileShape = {
     tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
@@ -209,6 +220,7 @@ function buildSchemas(): ConfigFileSchemas {
     brief_tools_above_tokens: nonNegativeInt.optional(),
     hide_tools_above_tokens: nonNegativeInt.optional(),
     sandbox: tomlTable(sandboxShape).optional(),
+    providers: tomlTable(providersShape).optional(),
   };
 
   /** One configuration file, with its keys as `ConfigFile` names them. */
@@ -232,6 +244,8 @@ function buildSchemas(): ConfigFileSchemas {
     mcp: Object.keys(mcpShape),
     mcpServer: Object.keys(mcpServerShape),
     sandbox: Object.keys(sandboxShape),
+    providers: [...API_PROVIDERS],
+    provider: Object.keys(providerShape),
   };
   return { file, knownKeys };
 }

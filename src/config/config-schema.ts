@@ -1,4 +1,5 @@
 import type { ModelInfo } from '../llm/model-info';
+import type { OpenAIApi } from '../llm/provider-options';
 import type { PolicyRule } from '../policy/admit';
 
 /**
@@ -146,6 +147,18 @@ export const MODEL_KEYS = {
   cache_write_per_mtok: 'cacheWritePerMTok',
 } as const satisfies Record<string, keyof ModelInfo>;
 
+/** The providers a `[providers.<name>]` table may be written for: those that speak more than one API. */
+export const API_PROVIDERS = ['openai', 'openrouter', 'local'] as const;
+
+/** One `[providers.<name>]` table. */
+export interface ProviderConfig {
+  /** The API fence speaks to the provider: `responses` or `chat` (absent: the provider's default, see `defaultApi`). */
+  api?: OpenAIApi;
+}
+
+/** The `[providers]` tables by provider name. */
+export type ProvidersConfig = Partial<Record<(typeof API_PROVIDERS)[number], ProviderConfig>>;
+
 /** The contents of one file, validated, before merging and defaults. */
 export interface ConfigFile {
   toolFormat?: (typeof TOOL_FORMATS)[number];
@@ -162,6 +175,8 @@ export interface ConfigFile {
   hideToolsAboveTokens?: number;
   /** The `[sandbox]` table, keys as written. */
   sandbox?: SandboxFileConfig;
+  /** The `[providers.<name>]` tables. */
+  providers?: ProvidersConfig;
 }
 
 /** How strict each sandbox mode is: a project may choose a stricter one than the user's, not a looser one. */

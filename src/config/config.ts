@@ -13,6 +13,8 @@ import {
   type CommandToolConfig,
   type ConfigFile,
   type McpServerConfig,
+  type ProviderConfig,
+  type ProvidersConfig,
   type PtcConfig,
   SANDBOX_MODE_NAMES,
   type SandboxConfig,
@@ -32,6 +34,8 @@ export {
   type McpHttpServerConfig,
   type McpServerConfig,
   type McpStdioServerConfig,
+  type ProviderConfig,
+  type ProvidersConfig,
   type PtcConfig,
   type SandboxConfig,
 } from './config-schema';
@@ -76,6 +80,12 @@ export interface FenceConfig {
   hideToolsAboveTokens?: number;
   /** The sandbox the files ask for (see `SandboxConfig`: a project can only narrow the user's). */
   sandbox: SandboxConfig;
+  /**
+   * What the files say of each provider (`[providers.<openai|openrouter|local>]`): the API it
+   * is spoken to through. The project's keys override the user's one by one (choosing an API
+   * gives a project nothing it could misuse). Absent: as empty.
+   */
+  providers?: ProvidersConfig;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
   /**
@@ -107,7 +117,8 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
  * them: the project's tools replace the user's of the same name whole, its policy rules are
  * kept apart from the user's (each tagged with its `source`; a project's can only add
  * restrictions, see `admit`), its `[mcp.servers.<name>]` tables replace the user's of the same name
- * whole, and its `[ptc]` keys and the keys of each of its `[models."<id>"]` tables
+ * whole, and its `[ptc]` keys and the keys of each of its `[models."<id>"]` and
+ * `[providers.<name>]` tables
  * override the user's one by one; missing keys take their defaults. A missing file counts as
  * empty. Never throws: a TOML syntax error, a value of the wrong type, an unknown key, a bad
  * tool name or a model id without its provider gives an error naming the file and the key,
@@ -176,6 +187,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
     mcpServers: { ...user.mcpServers, ...projectServers },
+    providers: mergeProviders(user.providers, project.providers),
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
     sandbox,
@@ -259,6 +271,17 @@ function mergeModels(user: ConfigFile['models'], project: ConfigFile['models']):
   return merged;
 }
 
+/** The user's provider tables with the project's over them, key by key for the same provider. */
+function mergeProviders(user: ConfigFile['providers'], project: ConfigFile['providers']): ProvidersConfig {
+  const merged: ProvidersConfig = {};
+  for (const tables of [user, project]) {
+    for (const [name, table] of Object.entries(tables ?? {}) as [keyof ProvidersConfig, ProviderConfig | undefined][]) {
+      merged[name] = { ...merged[name], ...table };
+    }
+  }
+  return merged;
+}
+
 /** fence's own tools that only some sessions have: `complete` in autonomous runs, `describe` with many tools. */
 
 /** Names that the programs a model writes already use, so a user tool cannot take them. */
@@ -306,6 +329,8 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 1 && path[0] === 'mcp') return configFileSchemas().knownKeys.mcp;
   if (path.length === 3 && path[0] === 'mcp' && path[1] === 'servers') return configFileSchemas().knownKeys.mcpServer;
   if (path.length === 1 && path[0] === 'sandbox') return configFileSchemas().knownKeys.sandbox;
+  if (path.length === 1 && path[0] === 'providers') return configFileSchemas().knownKeys.providers;
+  if (path.length === 2 && path[0] === 'providers') return configFileSchemas().knownKeys.provider;
   return undefined;
 }
 

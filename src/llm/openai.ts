@@ -1,12 +1,11 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import type { Usage } from '../conversation/message';
-import type { ResolvedModel } from './models';
-import { createNodeFetch } from './node-fetch';
+import { createOpenAIClient, type OpenAITarget } from './openai-client';
 import { OPENAI_COMPAT, type OpenAICompat } from './openai-compat';
 import { toOpenAIMessages } from './openai-messages';
 import type { Provider, StreamRequest } from './provider';
@@ -14,11 +13,7 @@ import type { ProviderOptions } from './provider-options';
 import { streamWithRetries, type AttemptEvent } from './retry';
 import { SdkWarnings, warnOnStderr } from './sdk-warnings';
 
-/** Where an OpenAI-compatible provider lives: `openai`, `openrouter` or `local`. */
-export type OpenAITarget = Pick<ResolvedModel, 'apiKey' | 'baseURL'> & { provider: 'openai' | 'openrouter' | 'local' };
-
-const OPENAI_BASE_URL = 'https://api.openai.com/v1';
-
+export type { OpenAITarget } from './openai-client';
 
 type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 
@@ -34,19 +29,7 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 export function createOpenAIProvider(target: OpenAITarget, options: ProviderOptions = {}): Provider {
   const compat = OPENAI_COMPAT[target.provider];
   const warnings = new SdkWarnings('OpenAI SDK', options.warn ?? warnOnStderr);
-  const baseURL = target.baseURL ?? OPENAI_BASE_URL;
-  const ownFetch = options.fetch ? undefined : createNodeFetch();
-  const client = new OpenAI({
-    apiKey: target.apiKey,
-    baseURL,
-    ...(compat.accountHeaders ? {} : { organization: null, project: null }),
-    maxRetries: 0,
-    fetch: options.fetch ?? ownFetch,
-    defaultHeaders: compat.headers,
-    logger: warnings.logger,
-    logLevel: 'warn',
-    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-  });
+  const { client, baseURL, ownFetch } = createOpenAIClient(target, compat, options, warnings);
   const name = target.provider;
   return {
     name,

@@ -2,6 +2,15 @@ import type { Fetch } from './node-fetch';
 import type { RetryOptions } from './retry';
 import type { WarningSink } from './sdk-warnings';
 
+/**
+ * Which of OpenAI's APIs an OpenAI-compatible provider is spoken to through: the Responses API
+ * (`/responses`, reasoning kept across tool calls) or Chat Completions (`/chat/completions`).
+ */
+export type OpenAIApi = 'responses' | 'chat';
+
+/** The APIs `OpenAIApi` names, for checking a configuration. */
+export const OPENAI_APIS: readonly OpenAIApi[] = ['responses', 'chat'];
+
 /** How an adapter is set up besides its model and key. Every field has a default. */
 export interface ProviderOptions {
   /** Retry policy (attempts, delays); tests make the delays tiny. */
@@ -15,4 +24,9 @@ export interface ProviderOptions {
    * on stderr, see `SdkWarnings`).
    */
   warn?: WarningSink;
+  /**
+   * The API of an OpenAI-compatible provider (default: `responses` for `openai`, `chat` for
+   * `openrouter` and `local`); ignored for `anthropic`.
+   */
+  api?: OpenAIApi;
 }

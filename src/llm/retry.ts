@@ -162,6 +162,7 @@ class Tally {
         this.outputChars += event.text.length;
         break;
       case 'reasoning':
+        // Reasoning state of a failed attempt must be dropped too: a restart says so.
         this.sawOutput = true;
         break;
       case 'usage':

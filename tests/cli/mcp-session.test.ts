@@ -7,6 +7,11 @@ import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
 const cli = useCliRun();
 
+/** The system prompt of request `index`: `instructions` of the Responses API (how openai/ models are spoken to). */
+function systemPromptOf(index: number): string {
+  return cli.server.requests[index]?.body.instructions ?? '';
+}
+
 /** A fence.toml in the test's workspace that starts the test MCP server as `calc`. */
 function configureCalc(): void {
   writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer() } } }));
@@ -39,7 +44,7 @@ describe('a session with an MCP server', () => {
     const run = await fence(['add 2 and 5']);
     expect(run.exitCode).toBe(0);
     expect(run.stdout.trim()).toBe('2 + 5 = 7.');
-    expect(JSON.stringify(cli.server.requests[0]?.body.messages?.[0])).toContain('## call');
+    expect(systemPromptOf(0)).toContain('## call');
     const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
     expect(result?.meta?.tool).toBe('calc_get_sum');
     expect(result?.content).toContain('The sum is 7');
@@ -71,7 +76,7 @@ describe('a session with an MCP server', () => {
     const run = await fence(['try tool 7']);
     expect(run.exitCode).toBe(0);
     expect(run.stdout.trim()).toBe('Tool 7 works.');
-    const system = JSON.stringify(cli.server.requests[0]?.body.messages?.[0]);
+    const system = systemPromptOf(0);
     expect(system).toContain('calc_tool_7 — Tool number 7.');
     expect(system).not.toContain('declare function calc_tool_7');
     const results = readOnlySessionLog(cli.dirs.home).filter((m) => m.meta?.toolResult);
@@ -88,9 +93,10 @@ describe('a session with an MCP server', () => {
     const run = await fence(['--tool-format', 'tool', 'try tool 250']);
     expect(run.exitCode).toBe(0);
     expect(run.stdout.trim()).toBe('Tool 250 works.');
-    const tools = cli.server.requests[0]?.body.tools as { function: { name: string; description: string } }[];
-    expect(tools.filter((t) => t.function.name.startsWith('calc_')).map((t) => t.function.name)).toEqual([]);
-    expect(tools.find((t) => t.function.name === 'call')?.function.description).toContain('- MCP server calc: 408 tools');
+    // Responses API function tools: name and description at the top of each.
+    const tools = cli.server.requests[0]?.body.tools as { name: string; description: string }[];
+    expect(tools.filter((t) => t.name.startsWith('calc_')).map((t) => t.name)).toEqual([]);
+    expect(tools.find((t) => t.name === 'call')?.description).toContain('- MCP server calc: 408 tools');
     const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
     expect(result?.meta?.tool).toBe('calc_tool_250');
     expect(result?.content).toBe('tool 250');

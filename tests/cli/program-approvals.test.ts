@@ -42,8 +42,9 @@ async function sessionSees(): Promise<string> {
 
 /** Whether a session offers the tool `name` (in the tool list the model was sent). */
 async function offered(name: string): Promise<boolean> {
-  const sent = JSON.parse(await sessionSees()) as { tools?: { function: { name: string } }[] };
-  return (sent.tools ?? []).some((tool) => tool.function.name === name);
+  // Responses API function tools (how openai/ models are spoken to): the name at the top of each.
+  const sent = JSON.parse(await sessionSees()) as { tools?: { name: string }[] };
+  return (sent.tools ?? []).some((tool) => tool.name === name);
 }
 
 /** The result the session named `session` got from calling `tool`. */
@@ -170,8 +171,8 @@ describe('approvals of saved programs', () => {
     // A FENCE_HOME from before approvals were kept apart.
     rmSync(join(cli.dirs.home, 'approvals'), { recursive: true, force: true });
 
-    const sent = JSON.parse(await sessionSees()) as { tools?: { function: { name: string } }[] };
-    const names = (sent.tools ?? []).map((tool) => tool.function.name);
+    const sent = JSON.parse(await sessionSees()) as { tools?: { name: string }[] };
+    const names = (sent.tools ?? []).map((tool) => tool.name);
     expect(names).toContain('mine');
     expect(names).not.toContain('theirs');
     expect(statSync(join(cli.dirs.home, 'approvals', 'user.mine@1.json')).mode & 0o777).toBe(0o600);

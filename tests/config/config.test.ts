@@ -51,7 +51,7 @@ describe('configHome', () => {
 
 describe('loadConfig', () => {
   it('gives the defaults when neither file exists', async () => {
-    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [], trust: { state: 'plain', workspace: dirs().workspace, present: [] } } });
+    expect(await writeConfigs({})).toEqual({ config: { toolFormat: 'markdown', tools: {}, policy: [], ptc: DEFAULT_PTC_CONFIG, models: {}, mcpServers: {}, providers: {}, sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] }, sources: [], trust: { state: 'plain', workspace: dirs().workspace, present: [] } } });
     expect(DEFAULT_PTC_CONFIG).toMatchObject({ memoryMb: 64, cpuTimeSeconds: 10, wallTimeSeconds: 30, maxToolCalls: 1000, eligible: [] });
   });
 
@@ -107,6 +107,7 @@ cache_write_per_mtok = 0
           'local/qwen3': { contextWindow: 32768, maxOutputTokens: 8192, inputPerMTok: 0, outputPerMTok: 0, cacheReadPerMTok: 0, cacheWritePerMTok: 0 },
         },
         mcpServers: {},
+        providers: {},
         sandbox: { writable: [], denyRead: [], network: false, passEnv: [], ignored: [] },
         sources: [join(dirs().workspace, 'fence.toml')],
         trust: { state: 'trusted', workspace: dirs().workspace, present: ['fence.toml'], trustedAt: expect.any(String) },
@@ -357,7 +358,7 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);

@@ -23,8 +23,9 @@ function projectWithConfig(): void {
   writeFileSync(join(cli.dirs.workspace, 'AGENTS.md'), 'PROJECT-RULES-MARKER\n');
 }
 
+/** The system prompt of request `index`: `instructions` of the Responses API, which openai/ models get. */
 function systemPrompt(index: number): string {
-  return JSON.stringify(cli.server.requests[index]?.body.messages?.[0]?.content ?? '');
+  return JSON.stringify(cli.server.requests[index]?.body.instructions ?? '');
 }
 
 describe('the chat in a folder it has not been told to trust', () => {

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSession } from '../../src/conversation/session-store';
+import { inputItems } from '../support/fake-llm-wire';
 import { readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 import { KEYS, startTerminalSession, type TerminalSession } from '../support/terminal-session';
 
@@ -29,10 +30,11 @@ function startChat(args: string[] = [], env: Record<string, string> = {}): Termi
   return running;
 }
 
-/** The text of every request's last message, as the fake server received it. */
+/** The text of a request's last input item (openai/ models get Responses API requests), as the fake server received it. */
 function lastMessageOf(index: number): string {
-  const messages = cli.server.requests[index]?.body.messages ?? [];
-  return JSON.stringify(messages[messages.length - 1]?.content ?? '');
+  const request = cli.server.requests[index];
+  const last = request ? inputItems(request.body).at(-1) : undefined;
+  return JSON.stringify(last?.content ?? last?.output ?? '');
 }
 
 /** Signs of a messy screen: spinner frames left behind, escape sequences shown as text, raw fences. */
@@ -164,9 +166,9 @@ describe('the chat in a terminal', () => {
     await chat.waitFor('The shell survived.');
     expect(chat.screen().join('\n')).toContain('│ still here');
     // The interrupted call got its result, and the conversation went on from it.
-    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('Interrupted before it finished.');
+    expect(JSON.stringify(server.requests[1]?.body.input)).toContain('Interrupted before it finished.');
     // Only the run stopped: nothing tells the model that its shell is gone.
-    expect(JSON.stringify(server.requests[1]?.body.messages)).not.toContain('new shell');
+    expect(JSON.stringify(server.requests[1]?.body.input)).not.toContain('new shell');
     expect(firstPrompt).toContain('wait a while');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
@@ -468,7 +470,7 @@ describe('the chat in a terminal', () => {
     chat.type(`never mind${KEYS.enter}`);
     await chat.waitFor('Fine, no file.');
     // The cut call has its result in the next request: declined, because the run was stopped.
-    expect(JSON.stringify(server.requests[1]?.body.messages)).toContain('The user declined this save call');
+    expect(JSON.stringify(server.requests[1]?.body.input)).toContain('The user declined this save call');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
   });

@@ -1,0 +1,219 @@
+import type OpenAI from 'openai';
+import type { ReasoningEffort } from 'openai/resources/shared';
+import type {
+  Response,
+  ResponseCreateParamsStreaming,
+  ResponseOutputItem,
+  ResponseStreamEvent,
+  ResponseUsage,
+} from 'openai/resources/responses/responses';
+import type { ReasoningPart, Usage } from '../conversation/message';
+import { createOpenAIClient, type OpenAITarget } from './openai-client';
+import { OPENAI_COMPAT } from './openai-compat';
+import { toResponsesInput } from './openai-responses-input';
+import type { Provider, ReasoningLevel, StreamRequest } from './provider';
+import type { ProviderOptions } from './provider-options';
+import { streamWithRetries, type AttemptEvent } from './retry';
+import { SdkWarnings, warnOnStderr } from './sdk-warnings';
+
+type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
+
+/** The `include` value that has reasoning items carry their encrypted content. */
+const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
+/**
+ * A provider for OpenAI's Responses API (`POST /responses`), used statelessly as Codex CLI
+ * does: `store: false`, the whole conversation sent as input items on every request, and the
+ * reasoning items of earlier replies sent back as received, with the encrypted content that
+ * `include: ['reasoning.encrypted_content']` asks for, so a reasoning model keeps its
+ * reasoning across tool calls. Streams through the official SDK, its retries off (fence
+ * retries, see `retry.ts`), its warnings passed to `options.warn`.
+ *
+ * Events: text (and refusal) deltas are `text`; function calls are `tool_call` (the call's `call_id` as id);
+ * reasoning summary (or reasoning text) deltas are `thinking`; each finished reasoning item is
+ * a `reasoning` event whose `raw` is the item exactly as received. Usage counts as with Chat
+ * Completions: `inputTokens` without the cached tokens, `cacheReadTokens` the cached ones.
+ * A `response.failed` or `error` event is a failure retried or reported as any other.
+ */
+export function createOpenAIResponsesProvider(target: OpenAITarget, options: ProviderOptions = {}): Provider {
+  const compat = OPENAI_COMPAT[target.provider];
+  const warnings = new SdkWarnings('OpenAI SDK', options.warn ?? warnOnStderr);
+  const { client, baseURL, ownFetch } = createOpenAIClient(target, compat, options, warnings);
+  const name = target.provider;
+  return {
+    name,
+    stream: (request) => streamWithRetries(name, request, (signal) => attempt(client, warnings, name, request, signal), options.retry),
+    ...(ownFetch ? { preconnect: () => ownFetch.preconnect(baseURL) } : {}),
+  };
+}
+
+/** The body of a Responses request for `request`, with `provider`'s quirks (see `OpenAICompat`). */
+function responsesParams(provider: OpenAITarget['provider'], request: StreamRequest): ResponseCreateParamsStreaming {
+  const tools = request.tools ?? [];
+  const { instructions, input } = toResponsesInput(request.messages, OPENAI_COMPAT[provider], tools.length > 0);
+  const params: ResponseCreateParamsStreaming = {
+    model: request.model,
+    input,
+    stream: true,
+    store: false,
+    include: [ENCRYPTED_REASONING],
+  };
+  if (instructions !== undefined) params.instructions = instructions;
+  if (tools.length > 0) {
+    params.tools = tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }));
+  }
+  if (request.reasoning !== undefined) params.reasoning = reasoningParam(request.reasoning, request.model);
+  if (request.maxTokens !== undefined) params.max_output_tokens = request.maxTokens;
+  return params;
+}
+
+/**
+ * `--reasoning` as the API's `reasoning` field. `low`, `medium` and `high` are efforts of
+ * their own, with a summary to show (`summary: 'auto'`). `off` is the least effort the model
+ * takes, without a summary: `minimal` for the gpt-5 models before gpt-5.1 (they take no
+ * `none`), `low` for the o-series (they take neither), `none` for the rest (gpt-5.1 and later).
+ */
+export function reasoningParam(level: ReasoningLevel, model: string): { effort: ReasoningEffort; summary?: 'auto' } {
+  if (level !== 'off') return { effort: level, summary: 'auto' };
+  if (/^gpt-5(-|$)/.test(model)) return { effort: 'minimal' };
+  if (/^o\d/.test(model)) return { effort: 'low' };
+  return { effort: 'none' };
+}
+
+/** What one streamed reply has shown so far: its function calls by output index, and whether any came. */
+interface ReplyState {
+  /** The `tool_call` index of each function call item, by its output index; with whether its arguments streamed. */
+  calls: Map<number, { index: number; streamed: boolean }>;
+  /** Reasoning summary parts already begun, by item id (a later part starts on a new paragraph). */
+  summaryParts: Set<string>;
+}
+
+async function* attempt(
+  client: OpenAI,
+  warnings: SdkWarnings,
+  name: OpenAITarget['provider'],
+  request: StreamRequest,
+  signal: AbortSignal,
+): AsyncGenerator<AttemptEvent, void, undefined> {
+  const stream = await warnings.during(() => client.responses.create(responsesParams(name, request), { signal }));
+  const state: ReplyState = { calls: new Map(), summaryParts: new Set() };
+  for await (const event of stream) {
+    const finish = yield* translate(event, state, name);
+    if (finish) {
+      yield finish;
+      return;
+    }
+  }
+}
+
+/** Yields the events `event` stands for; returns the finish when the reply is over. Throws on a failed reply. */
+function* translate(event: ResponseStreamEvent, state: ReplyState, name: string): Generator<AttemptEvent, FinishEvent | undefined, undefined> {
+  switch (event.type) {
+    case 'response.output_text.delta':
+    case 'response.refusal.delta':
+      if (event.delta) yield { type: 'text', text: event.delta };
+      return undefined;
+    case 'response.output_item.added':
+      if (event.item.type === 'function_call') yield* callStarted(event.item, event.output_index, state);
+      return undefined;
+    case 'response.function_call_arguments.delta': {
+      const call = state.calls.get(event.output_index);
+      if (call && event.delta) {
+        call.streamed = true;
+        yield { type: 'tool_call', index: call.index, argumentsDelta: event.delta };
+      }
+      return undefined;
+    }
+    case 'response.reasoning_summary_part.added':
+      if (state.summaryParts.has(event.item_id)) yield { type: 'thinking', text: '\n\n' };
+      state.summaryParts.add(event.item_id);
+      return undefined;
+    case 'response.reasoning_summary_text.delta':
+    case 'response.reasoning_text.delta':
+      if (event.delta) yield { type: 'thinking', text: event.delta };
+      return undefined;
+    case 'response.output_item.done':
+      yield* itemDone(event.item, event.output_index, state);
+      return undefined;
+    case 'response.completed':
+      yield* usageOf(event.response);
+      return { type: 'finish', stopReason: state.calls.size > 0 ? 'tool_use' : 'end' };
+    case 'response.incomplete': {
+      yield* usageOf(event.response);
+      const reason = event.response.incomplete_details?.reason;
+      if (reason === 'content_filter') return { type: 'finish', stopReason: 'error', error: `${name} stopped the reply (content filter)` };
+      return { type: 'finish', stopReason: 'max_tokens' };
+    }
+    case 'response.failed':
+      throw new ResponsesStreamError(event.response.error?.code ?? 'server_error', event.response.error?.message ?? 'the reply failed');
+    case 'error':
+      throw new ResponsesStreamError(event.code ?? 'api_error', event.message);
+    default:
+      return undefined;
+  }
+}
+
+/** A function call item has begun: its `tool_call` index, id and name. */
+function* callStarted(item: ResponseOutputItem, outputIndex: number, state: ReplyState): Generator<AttemptEvent, void, undefined> {
+  if (item.type !== 'function_call' || state.calls.has(outputIndex)) return;
+  const index = state.calls.size;
+  state.calls.set(outputIndex, { index, streamed: false });
+  yield { type: 'tool_call', index, id: item.call_id, name: item.name, argumentsDelta: '' };
+  if (item.arguments) {
+    state.calls.get(outputIndex)!.streamed = true;
+    yield { type: 'tool_call', index, argumentsDelta: item.arguments };
+  }
+}
+
+/** A finished item: a reasoning item becomes a `reasoning` event; a call whose arguments never streamed gets them now. */
+function* itemDone(item: ResponseOutputItem, outputIndex: number, state: ReplyState): Generator<AttemptEvent, void, undefined> {
+  if (item.type === 'function_call') {
+    if (!state.calls.has(outputIndex)) {
+      yield* callStarted(item, outputIndex, state);
+      return;
+    }
+    const call = state.calls.get(outputIndex)!;
+    if (!call.streamed && item.arguments) {
+      call.streamed = true;
+      yield { type: 'tool_call', index: call.index, argumentsDelta: item.arguments };
+    }
+    return;
+  }
+  if (item.type !== 'reasoning') return;
+  const text = item.summary.map((part) => part.text).filter((part) => part !== '').join('\n\n');
+  const part: ReasoningPart = { api: 'openai-responses', raw: item as unknown as Record<string, unknown> };
+  if (text !== '') part.text = text;
+  yield { type: 'reasoning', part };
+}
+
+function* usageOf(response: Response): Generator<AttemptEvent, void, undefined> {
+  if (response.usage) yield { type: 'usage', usage: toUsage(response.usage), complete: true };
+}
+
+/**
+ * The API's usage in fence's terms: the input counts cached tokens, fence's `inputTokens`
+ * does not (`cacheReadTokens` has them); reasoning tokens are part of the output.
+ */
+function toUsage(usage: ResponseUsage): Usage {
+  const cached = usage.input_tokens_details?.cached_tokens ?? 0;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
+  const result: Usage = { inputTokens: Math.max(0, usage.input_tokens - cached), outputTokens: usage.output_tokens };
+  if (cached > 0) result.cacheReadTokens = cached;
+  if (reasoning > 0) result.reasoningTokens = reasoning;
+  return result;
+}
+
+/**
+ * A reply the API said failed, inside the stream: shaped as the SDK's in-stream errors are
+ * (`error.type`, `error.message`), so `describeFailure` words it and decides on a retry.
+ */
+class ResponsesStreamError extends Error {
+  readonly error: { type: string; message: string };
+
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'ResponsesStreamError';
+    // The API's name for a rate limit, as the other APIs name it.
+    this.error = { type: code === 'rate_limit_exceeded' ? 'rate_limit_error' : code, message };
+  }
+}

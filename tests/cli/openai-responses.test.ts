@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { checkToolCallPairing } from '../support/fake-llm';
+import { inputItems } from '../support/fake-llm-wire';
+import { runFence, useCliRun } from '../support/run-cli';
+
+const cli = useCliRun();
+
+describe('an openai/ model over the Responses API', () => {
+  it('runs a tool loop through /v1/responses to its answer, the answer alone on stdout', async () => {
+    cli.server.reply((r) => r.text('Looking.').toolCall('shell', { command: 'echo from-the-shell' }, 'call_one'));
+    cli.server.reply((r) => r.text('The shell said from-the-shell.'));
+
+    const result = await runFence(['-n', '-m', 'openai/gpt-test', '--tool-format', 'tool', 'what does the shell say?'], {
+      cwd: cli.dirs.workspace,
+      env: cli.env(),
+    });
+
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe('The shell said from-the-shell.');
+    const requests = cli.server.requests;
+    expect(requests.map((request) => request.path)).toEqual(['/v1/responses', '/v1/responses']);
+    expect(requests[0]?.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'], stream: true });
+    expect(typeof requests[0]?.body.instructions).toBe('string');
+    const second = requests[1]!;
+    expect(checkToolCallPairing(second)).toEqual([]);
+    const items = inputItems(second.body);
+    expect(items.find((item) => item.type === 'function_call')).toMatchObject({ call_id: 'call_one', name: 'shell' });
+    const output = items.find((item) => item.type === 'function_call_output');
+    expect(output).toMatchObject({ call_id: 'call_one' });
+    expect(String(output?.output)).toContain('from-the-shell');
+  });
+});
