@@ -1,4 +1,5 @@
 import type { ModelInfo } from '../llm/model-info';
+import type { ReasoningLevel } from '../llm/provider';
 import type { PolicyRule } from '../policy/admit';
 
 /**
@@ -149,6 +150,8 @@ export const MODEL_KEYS = {
 /** The contents of one file, validated, before merging and defaults. */
 export interface ConfigFile {
   toolFormat?: (typeof TOOL_FORMATS)[number];
+  /** `reasoning`: the level of every request unless `--reasoning` says otherwise. */
+  reasoning?: ReasoningLevel;
   tools?: Record<string, CommandToolConfig>;
   policy?: PolicyRule[];
   ptc?: Partial<PtcConfig>;
