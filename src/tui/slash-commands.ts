@@ -170,7 +170,7 @@ function tokens(ctx: ChatCommandContext): void {
     usage.costUsd === undefined ? `cost unknown (no prices for ${usage.unpriced.join(', ')}; set them in [models."id"] of fence.toml)` : dollars(usage.costUsd);
   const window = modelInfo(ctx.agent.modelId, ctx.config.models).contextWindow;
   ctx.view.printLines([
-    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${takenBack}${usage.estimated ? ' · some estimated' : ''}`,
+    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out${usage.reasoningTokens ? ` (${shortCount(usage.reasoningTokens)} reasoning)` : ''} · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${takenBack}${usage.estimated ? ' · some estimated' : ''}`,
     `${style.bold('cost')} ${cost}`,
     `${style.bold('context')} ${shortCount(usage.lastInputTokens)} tokens in the last request${window ? ` of ${shortCount(window)}` : ''} · model ${ctx.agent.modelId}`,
   ]);
