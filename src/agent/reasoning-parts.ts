@@ -7,7 +7,6 @@ import type { ReasoningPart } from '../conversation/message';
  */
 export class ReasoningCollector {
   readonly #parts: { part: ReasoningPart; textLength: number; calls: number; first: boolean }[] = [];
-  #thinking: string[] = [];
 
   /**
    * Adds one complete part. `textLength` is the length of the reply's text so far, `calls` the
@@ -17,20 +16,9 @@ export class ReasoningCollector {
     this.#parts.push({ part, textLength, calls, first: textLength === 0 && calls === 0 });
   }
 
-  /** Adds a piece of readable thinking. */
-  think(text: string): void {
-    this.#thinking.push(text);
-  }
-
-  /** The readable thinking so far, joined. */
-  get thinking(): string {
-    return this.#thinking.join('');
-  }
-
   /** Forgets everything (the provider started the reply over). */
   reset(): void {
     this.#parts.length = 0;
-    this.#thinking = [];
   }
 
   /**

@@ -29,8 +29,6 @@ export interface Reply {
    * `ReasoningPart`); absent when there was none. Parts after a cut tool block are left out.
    */
   reasoning?: ReasoningPart[];
-  /** The readable thinking that streamed with the reply (for display; absent when none). */
-  thinking?: string;
   /** `tool_use` when fence stopped the stream at a complete tool block. */
   stopReason: StopReason;
   /** One-line message when stopReason is `error`. */
@@ -110,7 +108,6 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
           calls.add(event);
           break;
         case 'thinking':
-          reasoning.think(event.text);
           options.onEvent?.(event);
           break;
         case 'reasoning':
@@ -146,11 +143,10 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   return Object.assign(reply, withReasoning(reasoning, reply.toolCalls?.length ?? 0));
 }
 
-/** The `reasoning` and `thinking` fields of a reply, each only when there is some. */
-function withReasoning(collector: ReasoningCollector, callCount: number, textEnd?: number): Pick<Reply, 'reasoning' | 'thinking'> {
+/** The `reasoning` field of a reply, when it carried some. */
+function withReasoning(collector: ReasoningCollector, callCount: number, textEnd?: number): Pick<Reply, 'reasoning'> {
   const parts = collector.parts(callCount, textEnd);
-  const { thinking } = collector;
-  return { ...(parts.length > 0 ? { reasoning: parts } : {}), ...(thinking ? { thinking } : {}) };
+  return parts.length > 0 ? { reasoning: parts } : {};
 }
 
 /** Joins the deltas of native tool calls, keyed by the provider's index. */
