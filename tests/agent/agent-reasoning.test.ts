@@ -3,7 +3,8 @@ import { Agent, type AgentEvent, type AgentOptions } from '../../src/agent/agent
 import { compactedView } from '../../src/agent/compaction';
 import { fitToWindow } from '../../src/agent/context-window';
 import { createMessage, type Message, type ReasoningPart } from '../../src/conversation/message';
-import { readMessages } from '../../src/conversation/session-store';
+import { readMessages, SessionStore } from '../../src/conversation/session-store';
+import { planHistory } from '../../src/llm/history';
 import type { StreamEvent } from '../../src/llm/provider';
 import type { ToolFormat } from '../../src/parse/tool-use';
 import { readTool } from '../../src/tools/read';
@@ -125,6 +126,32 @@ describe('reasoning state kept with the reply', () => {
 
     const [reply] = assistants(rig.store.log);
     expect(reply?.meta).toMatchObject({ interrupted: true, reasoning: [part('kept')] });
+  });
+});
+
+describe('reasoning state of a resumed session', () => {
+  it('is read back from the log and sent with the next request, in its place', async () => {
+    const provider = new ScriptedProvider([reasoning('a'), text('Reading.'), reasoning('b'), call(0, 'call_a', { path: 'a.txt' }), end('tool_use')], [text('Done.'), end()]);
+    const first = makeAgent(provider, 'tool');
+    await first.agent.run('Read a.');
+    const stored = assistants(rig.store.log)[0]?.meta?.reasoning;
+    expect(stored).toEqual([part('a'), { ...part('b'), beforeCall: 0 }]);
+    rig.store.close();
+
+    const resumed = SessionStore.open(rig.home, 'test');
+    try {
+      const next = new ScriptedProvider([text('Again.'), end()]);
+      const agent = new Agent({ provider: next, model: 'test', modelId: 'anthropic/test', registry: new ToolRegistry([readTool]), store: resumed, toolContext: makeToolContext(rig.workspace), format: 'tool' });
+      await agent.run('Go on.');
+      const sent = next.requests[0]?.messages.find((message) => message.role === 'assistant');
+      expect(sent?.meta?.reasoning).toEqual(stored);
+      // What an adapter is handed: each part with the id of the call it came before.
+      const history = planHistory(next.requests[0]?.messages ?? [], { nativeCalls: true });
+      const entry = history.entries.find((item) => item.kind === 'assistant');
+      expect(entry?.kind === 'assistant' ? entry.reasoning.map((item) => item.beforeCallId) : []).toEqual([undefined, 'call_a']);
+    } finally {
+      resumed.close();
+    }
   });
 });
 
