@@ -1,10 +1,8 @@
-import { createMessage, type Message, type NativeToolCall, type Usage } from '../conversation/message';
+import { createMessage, type Message, type Usage } from '../conversation/message';
 import { interruptedCallNote } from '../conversation/resume';
 import type { SessionStore } from '../conversation/session-store';
-import { formatNativeCall } from '../llm/native-calls';
 import type { FailureKind } from '../llm/failure';
-import type { Provider, ToolSchema } from '../llm/provider';
-import type { ParsedArguments } from '../parse/native-call';
+import type { Provider, ReasoningLevel, ToolSchema } from '../llm/provider';
 import { MarkdownStreamScanner } from '../parse/stream-scanner';
 import type { ToolFormat, ToolStreamScanner, ToolUse } from '../parse/tool-use';
 import { XmlStreamScanner } from '../parse/xml-stream-scanner';
@@ -17,6 +15,7 @@ import { plural } from '../tools/text-file';
 import { toolSchemas } from './system-prompt';
 import { compactedView, compactionEnd, summarize } from './compaction';
 import { fitToWindow } from './context-window';
+import { prepareCalls, replyMessage, type PreparedCall } from './reply-message';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
 import { warmUpReplyPath } from './warm-up';
 import { TokenCounter } from './token-count';
@@ -57,6 +56,11 @@ export interface AgentOptions {
   loopDetector?: LoopWatch;
   /** The model's context window: every request is kept inside it (absent: no limit is known). */
   context?: ContextOptions;
+  /**
+   * How hard the model should think, sent with every request of the agent's runs (see
+   * `resolveReasoning`); absent: no level is sent. `useReasoning` changes it.
+   */
+  reasoning?: ReasoningLevel;
   /**
    * The end of the session: it stops the run under way and every later one, and the session's
    * shell and kernel are closed after it. A tool call it cuts is stored with
@@ -165,6 +169,7 @@ export class Agent {
   private readonly scanner: (() => ToolStreamScanner) | undefined;
   /** Whether the first-use costs of the step after a reply were paid already (see `warmUpReplyPath`). */
   private warmedUp = false;
+  private reasoningLevel: ReasoningLevel | undefined;
 
   constructor(private readonly options: AgentOptions) {
     this.format = options.format ?? 'markdown';
@@ -177,6 +182,17 @@ export class Agent {
     this.signal = options.signal;
     this.toolContext = options.toolContext;
     this.store = options.store;
+    this.reasoningLevel = options.reasoning;
+  }
+
+  /** The reasoning level sent with the next requests; undefined when none is sent. */
+  get reasoning(): ReasoningLevel | undefined {
+    return this.reasoningLevel;
+  }
+
+  /** Sends `level` with the next requests (the chat's `/reasoning`, or after `/model`); undefined: none. */
+  useReasoning(level: ReasoningLevel | undefined): void {
+    this.reasoningLevel = level;
   }
 
   /** The model id requests go to now. */
@@ -244,7 +260,8 @@ export class Agent {
       onEvent?.({ type: 'turn', turn: this.turns });
       const messages = await this.requestMessages();
       if ('error' in messages) return { status: 'error', error: messages.error };
-      const request = { model: this.llm.model, messages, ...(this.tools ? { tools: this.tools } : {}) };
+      const reasoning = this.reasoningLevel;
+      const request = { model: this.llm.model, messages, ...(this.tools ? { tools: this.tools } : {}), ...(reasoning ? { reasoning } : {}) };
       let warming: AbortController | undefined;
       if (!this.warmedUp) {
         this.warmedUp = true;
@@ -260,17 +277,8 @@ export class Agent {
       warming?.abort();
       const interrupted = reply.stopReason === 'error' || reply.stopReason === 'aborted';
       const calls = reply.toolCalls?.length ? await prepareCalls(reply.toolCalls) : [];
-      const text = [reply.text.trimEnd(), ...calls.map((call) => formatNativeCall(call.stored))].filter(Boolean).join('\n');
-      if (text || !interrupted) {
-        const message = createMessage('assistant', calls.length > 0 ? text : reply.text, {
-          meta: {
-            model: this.llm.modelId,
-            usage: reply.usage,
-            stopReason: reply.stopReason,
-            ...(interrupted ? { interrupted: true } : {}),
-            ...(calls.length > 0 ? { toolCalls: calls.map((call) => call.stored) } : {}),
-          },
-        });
+      if (reply.text.trimEnd() || calls.length > 0 || !interrupted) {
+        const message = replyMessage(reply, calls, this.llm.modelId);
         store.append(message);
         onEvent?.({ type: 'reply_end', message });
       }
@@ -508,22 +516,6 @@ function proseOf(reply: Reply): string {
 function cutBySessionEnd(outcome: ToolRunOutcome): ToolRunOutcome {
   const output = `${interruptedCallNote(outcome.tool)}\n\nWhat the call reported before it stopped:\n${outcome.result.output}`;
   return { ...outcome, result: { ...outcome.result, output, isError: true } };
-}
-
-/** A native call as streamed, with its arguments checked and the form that is stored. */
-interface PreparedCall {
-  parsed: ParsedArguments;
-  /** What the message keeps: the arguments as compact JSON (`{}` when they were not usable). */
-  stored: NativeToolCall;
-}
-
-/** Checks each call's arguments. The parser (and jsonrepair) load on the first native call: markdown and XML runs never need them. */
-async function prepareCalls(calls: readonly NativeToolCall[]): Promise<PreparedCall[]> {
-  const { parseToolArguments } = await import('../parse/native-call');
-  return calls.map((call) => {
-    const parsed = parseToolArguments(call.arguments);
-    return { parsed, stored: { id: call.id, name: call.name, arguments: parsed.ok ? parsed.json : '{}' } };
-  });
 }
 
 function counterFor(context: ContextOptions | undefined): TokenCounter | undefined {

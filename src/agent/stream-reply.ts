@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { NativeToolCall, Usage } from '../conversation/message';
+import type { NativeToolCall, ReasoningPart, Usage } from '../conversation/message';
 import { completeUsage } from '../llm/estimate-tokens';
 import type { FailureKind } from '../llm/failure';
 import type { Provider, StopReason, StreamRequest } from '../llm/provider';
 import { ReaderScanner } from '../parse/reader-scanner';
 import type { ToolStreamScanner, ToolUse } from '../parse/tool-use';
+import { ReasoningCollector } from './reasoning-parts';
 
 /** What one streamed reply came to. */
 export interface Reply {
@@ -23,6 +24,11 @@ export interface Reply {
    */
   toolCalls?: NativeToolCall[];
   usage?: Usage;
+  /**
+   * The reasoning state the reply carried, in stream order, each part's `beforeCall` set (see
+   * `ReasoningPart`); absent when there was none. Parts after a cut tool block are left out.
+   */
+  reasoning?: ReasoningPart[];
   /** `tool_use` when fence stopped the stream at a complete tool block. */
   stopReason: StopReason;
   /** One-line message when stopReason is `error`. */
@@ -34,6 +40,7 @@ export interface Reply {
 /** Progress of a reply, for display. `text` carries only text that is kept. */
 export type ReplyEvent =
   | { type: 'text'; text: string }
+  | { type: 'thinking'; text: string }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'restart'; attempt: number; reason: string };
 
@@ -67,6 +74,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   const newScanner = options.scanner ?? (() => new ReaderScanner({ push: () => [] }));
   let scanner = newScanner();
   let calls = new CallAssembler();
+  const reasoning = new ReasoningCollector();
   let toolUse: ToolUse | undefined;
   let usage: Usage | undefined;
   let stopReason: StopReason = 'error';
@@ -86,6 +94,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
         case 'restart':
           scanner = newScanner();
           calls = new CallAssembler();
+          reasoning.reset();
           toolUse = undefined;
           options.onEvent?.(event);
           break;
@@ -97,6 +106,12 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
           break;
         case 'tool_call':
           calls.add(event);
+          break;
+        case 'thinking':
+          options.onEvent?.(event);
+          break;
+        case 'reasoning':
+          reasoning.add(event.part, scanner.text.length, calls.size);
           break;
         case 'done':
           stopReason = event.stopReason;
@@ -120,12 +135,18 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   if (toolUse) {
     const text = scanner.text.slice(0, toolUse.end).trimEnd();
     const finalUsage = stoppedAtBlock ? completeUsage(usage, request.messages, text.length) : usage;
-    return { text, toolUse, usage: finalUsage, stopReason: 'tool_use' };
+    return { text, toolUse, usage: finalUsage, stopReason: 'tool_use', ...withReasoning(reasoning, 0, toolUse.end) };
   }
   const reply: Reply = { text: scanner.text, usage, stopReason, error: stopReason === 'error' ? error : undefined };
   if (stopReason === 'error' && errorKind) reply.errorKind = errorKind;
   if (stopReason !== 'error' && stopReason !== 'aborted' && calls.size > 0) reply.toolCalls = calls.calls();
-  return reply;
+  return Object.assign(reply, withReasoning(reasoning, reply.toolCalls?.length ?? 0));
+}
+
+/** The `reasoning` field of a reply, when it carried some. */
+function withReasoning(collector: ReasoningCollector, callCount: number, textEnd?: number): Pick<Reply, 'reasoning'> {
+  const parts = collector.parts(callCount, textEnd);
+  return parts.length > 0 ? { reasoning: parts } : {};
 }
 
 /** Joins the deltas of native tool calls, keyed by the provider's index. */

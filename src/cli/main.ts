@@ -42,6 +42,14 @@ function buildProgram(): Command {
         'tool',
       ]),
     )
+    .addOption(
+      new Option('--reasoning <level>', "how hard the model thinks before it answers (default: reasoning in the config, else the model's own default)").choices([
+        'off',
+        'low',
+        'medium',
+        'high',
+      ]),
+    )
     .showHelpAfterError('(run fence --help for usage)')
     // commander throws instead of exiting: see endCommandLine.
     .exitOverride()

@@ -16,6 +16,8 @@ export interface UsageTotals {
   output_tokens: number;
   cache_read_tokens: number;
   cache_write_tokens: number;
+  /** Of `output_tokens`, those spent reasoning, summed; present only when some were reported. */
+  reasoning_tokens?: number;
   /** Some count was made locally rather than reported by the provider. */
   estimated: boolean;
 }
@@ -52,12 +54,15 @@ export interface SessionStart {
   cwd: string;
   /** The OS sandbox the session's commands run in: `workspace-write (bubblewrap)`, `off`, … (see `describeSandbox`). */
   sandbox: string;
+  /** The reasoning level sent with the run's requests, when one is. */
+  reasoning?: string;
 }
 
 /** The lines of stream-json, each one JSON object; every line names its session. */
 export type StreamJsonLine =
   | ({ type: 'init' } & SessionStart)
   | { type: 'prompt'; session_id: string; text: string }
+  | { type: 'thinking'; session_id: string; text: string }
   | { type: 'assistant'; session_id: string; text: string; usage?: UsageTotals; stop_reason?: string }
   | { type: 'tool_use'; session_id: string; tool: string; call_id?: string; input: Record<string, unknown> }
   | { type: 'tool_result'; session_id: string; tool: string; call_id?: string; output: string; is_error: boolean; full_output?: string }
@@ -95,7 +100,8 @@ export function resultBeforeRun(stop: RunStop, error: string, durationMs: number
 /**
  * Makes the writer for `--output-format stream-json`. Each call of `write` gets one complete
  * line: a JSON object without line breaks inside it, ending in `\n`, so the stream can be read
- * line by line (`jq -c`, `readline`). Each prompt starts with a `prompt` line. Text deltas and
+ * line by line (`jq -c`, `readline`). Each prompt starts with a `prompt` line. A reply's
+ * readable thinking is one `thinking` line, written whole before its `assistant` line. Text deltas and
  * `turn` events are left out: a reply appears once, whole, as an `assistant` line. Each request sent again is one `retry` line,
  * marked `restart` when the connection dropped mid-reply (the `restart` event and the `retry`
  * after it make one line). Every `tool_result` follows its `tool_use`, as the agent sends a
@@ -106,20 +112,34 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
   let sessionId = '';
   /** The attempt a `restart` announced, until its `retry` comes. */
   let restarted: number | undefined;
+  /** The thinking of the reply under way, written whole before its `assistant` line. */
+  let thinking = '';
   const emit = (line: StreamJsonLine) => write(`${jsonLine(line)}\n`);
   const toolUse = (use: ToolUse): StreamJsonLine => ({ type: 'tool_use', session_id: sessionId, tool: use.tool, ...callId(use), input: toolInput(use) });
   /** The lines of one event. To report a new event type, add its case; any other writes nothing. */
+  const thought = (): StreamJsonLine[] => {
+    const text = thinking;
+    thinking = '';
+    return text ? [{ type: 'thinking', session_id: sessionId, text }] : [];
+  };
   const linesFor = (event: AgentEvent): StreamJsonLine[] => {
     switch (event.type) {
       case 'prompt':
         return [{ type: 'prompt', session_id: sessionId, text: event.message.content }];
+      case 'thinking':
+        thinking += event.text;
+        return [];
+      case 'turn':
+        // The thinking of a reply that ended without a message (a failed request).
+        return thought();
       case 'reply_end':
-        return [assistantLine(event.message, sessionId)];
+        return [...thought(), assistantLine(event.message, sessionId)];
       case 'tool_start':
         return [toolUse(event.use)];
       case 'tool_end':
         return [toolResultLine(event.use, event.outcome, sessionId)];
       case 'restart':
+        thinking = '';
         // Always followed by the `retry` of the same attempt, which carries the wait: one line for both.
         restarted = event.attempt;
         return [];
@@ -133,7 +153,6 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
       case 'compaction_failed':
         return [{ type: 'compaction', session_id: sessionId, ok: false, error: event.error }];
       case 'text':
-      case 'turn':
       default:
         return [];
     }
@@ -141,12 +160,14 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
   return {
     start(info) {
       sessionId = info.session_id;
-      emit({ type: 'init', session_id: info.session_id, model: info.model, tool_format: info.tool_format, tools: [...info.tools], cwd: info.cwd, sandbox: info.sandbox });
+      const { session_id, model, tool_format, tools, cwd, sandbox, reasoning } = info;
+      emit({ type: 'init', session_id, model, tool_format, ...(reasoning ? { reasoning } : {}), tools: [...tools], cwd, sandbox });
     },
     event(event) {
       for (const line of linesFor(event)) emit(line);
     },
     result(summary) {
+      for (const line of thought()) emit(line);
       emit(resultLine(summary));
     },
   };
@@ -166,6 +187,7 @@ export function usageTotals(messages: readonly Message[]): UsageTotals {
     totals.output_tokens += usage.outputTokens;
     totals.cache_read_tokens += usage.cacheReadTokens ?? 0;
     totals.cache_write_tokens += usage.cacheWriteTokens ?? 0;
+    if (usage.reasoningTokens) totals.reasoning_tokens = (totals.reasoning_tokens ?? 0) + usage.reasoningTokens;
     if (usage.estimated) totals.estimated = true;
   }
   return totals;
@@ -210,6 +232,7 @@ function snakeUsage(usage: Usage): UsageTotals {
     output_tokens: usage.outputTokens,
     cache_read_tokens: usage.cacheReadTokens ?? 0,
     cache_write_tokens: usage.cacheWriteTokens ?? 0,
+    ...(usage.reasoningTokens ? { reasoning_tokens: usage.reasoningTokens } : {}),
     estimated: usage.estimated === true,
   };
 }
@@ -229,6 +252,7 @@ function resultLine(summary: RunSummary): StreamJsonLine {
       output_tokens: usage.output_tokens,
       cache_read_tokens: usage.cache_read_tokens,
       cache_write_tokens: usage.cache_write_tokens,
+      ...(usage.reasoning_tokens ? { reasoning_tokens: usage.reasoning_tokens } : {}),
       estimated: usage.estimated,
     },
     cost_usd: summary.cost_usd === null ? null : roundUsd(summary.cost_usd),

@@ -6,7 +6,8 @@ import { describeProject } from '../config/project-summary';
 import { isUsable, trustWorkspace, type WorkspaceTrust } from '../config/trust';
 import { fenceHome } from '../config/paths';
 import { newSessionNameProblem, readSession } from '../conversation/session-store';
-import { modelInfo } from '../llm/model-info';
+import { modelInfo, resolveReasoning } from '../llm/model-info';
+import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
 import type { SandboxMode } from '../runtime/sandbox-policy';
@@ -45,6 +46,8 @@ export interface PromptCommandOptions {
   resume?: string | true;
   /** `--sandbox`: the OS sandbox's mode, over the configuration's. */
   sandbox?: SandboxMode;
+  /** `--reasoning`: the level of every request, over the configuration's and the model's default. */
+  reasoning?: ReasoningLevel;
 }
 
 /** The prompt of a resumed run when none is given. */
@@ -99,6 +102,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   }
 
   const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
+  const explicitReasoning = options.reasoning ?? loaded.config.reasoning;
   if (interactive) {
     const { runChat } = await import('../tui/chat');
     const trustQuestion = loaded.config.trust && !isUsable(loaded.config.trust) ? trustQuestionFor(loaded.config.trust) : undefined;
@@ -130,6 +134,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       format,
       prompts,
       yes: options.yes === true,
+      ...(options.reasoning ? { reasoning: options.reasoning } : {}),
       ...(resumeId ? { resume: resumeId.id } : {}),
       ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
       ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
@@ -165,14 +170,17 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return failBeforeRun('error', error instanceof Error ? error.message : String(error));
   }
   const formatNote = format === 'markdown' ? '' : ` · ${format === 'xml' ? 'XML' : 'native'} tool calls`;
+  const reasoning = resolveReasoning(explicitReasoning, info);
+  const reasoningNote = reasoning ? ` · reasoning ${reasoning}` : '';
   const resumeNote = resumed ? ` · resumed at message ${resumed.log.length + 1}` : '';
-  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}${resumeNote}\n`);
+  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}${reasoningNote}${resumeNote}\n`);
 
   const stream = output === 'stream-json' ? createStreamJsonWriter((line) => process.stdout.write(line)) : undefined;
   stream?.start({
     session_id: session.store.id,
     model: resolved.id,
     tool_format: format,
+    ...(reasoning ? { reasoning } : {}),
     tools: session.registry.tools.map((tool) => tool.name),
     cwd: workspace.path,
     sandbox: session.store.info.sandbox ?? 'off',
@@ -205,6 +213,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       ...agentModel,
       ...agentParts(session),
       format,
+      reasoning,
       maxTurns: options.maxTurns,
       maxCostUsd: options.maxCost,
       maxTokens: options.maxTokens,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ModelInfo } from '../llm/model-info';
+import { REASONING_LEVELS, type ModelInfo } from '../llm/model-info';
 import { OPENAI_APIS } from '../llm/provider-options';
 import {
   API_PROVIDERS,
@@ -212,6 +212,7 @@ function buildSchemas(): ConfigFileSchemas {
   /** One configuration file, keys as written. */
   const fileShape = {
     tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
+    reasoning: z.enum(REASONING_LEVELS, { error: expected('"off", "low", "medium" or "high"') }).optional(),
     tools: z.record(z.string(), toolSchema, { error: expected('a table of tools, e.g. [tools.my_tool]') }).optional(),
     policy: z.array(tomlTable(ruleShape), { error: expected('an array of tables, written [[policy]]') }).optional(),
     ptc: ptcSchema.optional(),

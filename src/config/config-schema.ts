@@ -1,4 +1,5 @@
 import type { ModelInfo } from '../llm/model-info';
+import type { ReasoningLevel } from '../llm/provider';
 import type { OpenAIApi } from '../llm/provider-options';
 import type { PolicyRule } from '../policy/admit';
 
@@ -162,6 +163,8 @@ export type ProvidersConfig = Partial<Record<(typeof API_PROVIDERS)[number], Pro
 /** The contents of one file, validated, before merging and defaults. */
 export interface ConfigFile {
   toolFormat?: (typeof TOOL_FORMATS)[number];
+  /** `reasoning`: the level of every request unless `--reasoning` says otherwise. */
+  reasoning?: ReasoningLevel;
   tools?: Record<string, CommandToolConfig>;
   policy?: PolicyRule[];
   ptc?: Partial<PtcConfig>;

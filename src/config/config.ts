@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import type { ModelInfo } from '../llm/model-info';
+import type { ReasoningLevel } from '../llm/provider';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule, RuleSource } from '../policy/admit';
 import { configFileSchemas } from './config-file-schema';
@@ -47,6 +48,11 @@ export const PROJECT_CONFIG_FILE = 'fence.toml';
 export interface FenceConfig {
   /** How the model writes tool calls, unless the command line says otherwise. */
   toolFormat: ToolFormat;
+  /**
+   * How hard the model should think (`reasoning`, the project's over the user's), unless
+   * `--reasoning` says otherwise. Absent: the model's default (see `resolveReasoning`).
+   */
+  reasoning?: ReasoningLevel;
   /** User tools by name; each name is a JavaScript identifier that is no built-in's name. */
   tools: Record<string, CommandToolConfig>;
   /**
@@ -177,11 +183,13 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
 export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources' | 'trust'> {
   const briefToolsAboveTokens = project.briefToolsAboveTokens ?? user.briefToolsAboveTokens;
   const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
+  const reasoning = project.reasoning ?? user.reasoning;
   const sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
   const projectTools = insideSandbox(project.tools, 'tools', sandbox.ignored);
   const projectServers = insideSandbox(project.mcpServers, 'mcp.servers', sandbox.ignored);
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
+    ...(reasoning ? { reasoning } : {}),
     tools: { ...user.tools, ...projectTools },
     policy: [...tagRules(user.policy, 'user'), ...tagRules(project.policy, 'project')],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },

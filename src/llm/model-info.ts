@@ -1,4 +1,15 @@
 import type { Usage } from '../conversation/message';
+import type { ReasoningLevel } from './provider';
+
+/** The levels `--reasoning` and the configuration's `reasoning` accept, weakest first. */
+export const REASONING_LEVELS = ['off', 'low', 'medium', 'high'] as const satisfies readonly ReasoningLevel[];
+
+/**
+ * Whether a model reasons: `false` when it does not, else the level fence asks for when none
+ * is given (`default`), or, for a model past its retirement date, that date (`retired`,
+ * `YYYY-MM-DD`) and no default.
+ */
+export type ModelReasoning = false | { default: ReasoningLevel } | { retired: string };
 
 /**
  * What fence knows about one model: the size of its context window, the longest reply it may
@@ -18,6 +29,8 @@ export interface ModelInfo {
   cacheReadPerMTok?: number;
   /** USD per million prompt tokens written to the cache. Absent: the input price. */
   cacheWritePerMTok?: number;
+  /** Whether the model reasons, and how much by default (see `ModelReasoning`). Absent: unknown. */
+  reasoning?: ModelReasoning;
 }
 
 /** The vendors whose models the table knows, by the first part of their ids. */
@@ -34,6 +47,16 @@ type Vendor = 'anthropic' | 'openai';
  * fence asks for) and a cache hit at a tenth of it. OpenAI does not bill cache writes apart
  * from input, so its entries leave `cacheWritePerMTok` to default to the input price.
  *
+ * Reasoning (as of 2026-11): OpenAI's API reference for `reasoning.effort` says every model
+ * before gpt-5.1 defaults to `medium`, so GPT-5, GPT-5 mini, GPT-5 nano, o3 and o4-mini get
+ * `medium`; GPT-4.1 and GPT-4o are not reasoning models. Anthropic's extended thinking pages
+ * list Claude Sonnet 3.7, Sonnet 4 and 4.5, Haiku 4.5, Opus 4, 4.1 and 4.5, and the 4.6
+ * models (4.7 and later think adaptively only); the API thinks only when asked, and fence asks
+ * for `medium` by default on those that are current. Claude 3.5 Haiku has no extended
+ * thinking. Anthropic's deprecation notices retired Claude Sonnet 3.7 and Claude 3.5 Haiku on
+ * 2026-02-19, and Claude Sonnet 4 and Opus 4 on 2026-06-15: those entries carry the date and
+ * no default.
+ *
  * Long-context surcharges are not modelled: Claude Opus/Sonnet 4.6 and later bill their whole
  * 1M window at these prices, and the older Claude models listed here have a 200K window unless
  * a beta header (which fence does not send) opens a larger one.
@@ -43,21 +66,27 @@ const CLAUDE_OPUS_4_5_PRICES = { inputPerMTok: 5, outputPerMTok: 25, cacheReadPe
 const CLAUDE_OPUS_4_PRICES = { inputPerMTok: 15, outputPerMTok: 75, cacheReadPerMTok: 1.5, cacheWritePerMTok: 18.75 } as const;
 const CLAUDE_SONNET_PRICES = { inputPerMTok: 3, outputPerMTok: 15, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75 } as const;
 
+/** Fence's level for a current Claude model that thinks (the API itself thinks only when asked). */
+const THINKS = { reasoning: { default: 'medium' } } as const;
+/** OpenAI's documented default effort for its reasoning models before gpt-5.1. */
+const REASONS = { reasoning: { default: 'medium' } } as const;
+const NO_REASONING = { reasoning: false } as const;
+
 const ANTHROPIC_MODELS: Readonly<Record<string, ModelInfo>> = {
-  'claude-opus-4-8': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES },
-  'claude-opus-4-7': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES },
-  'claude-opus-4-6': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES },
-  'claude-opus-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_OPUS_4_5_PRICES },
-  'claude-opus-4-1': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES },
-  'claude-opus-4-0': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES },
-  'claude-opus-4': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES },
-  'claude-sonnet-4-6': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_SONNET_PRICES },
-  'claude-sonnet-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
-  'claude-sonnet-4-0': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
-  'claude-sonnet-4': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
-  'claude-3-7-sonnet': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES },
-  'claude-haiku-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, inputPerMTok: 1, outputPerMTok: 5, cacheReadPerMTok: 0.1, cacheWritePerMTok: 1.25 },
-  'claude-3-5-haiku': { contextWindow: 200_000, maxOutputTokens: 8_192, inputPerMTok: 0.8, outputPerMTok: 4, cacheReadPerMTok: 0.08, cacheWritePerMTok: 1 },
+  'claude-opus-4-8': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES, ...THINKS },
+  'claude-opus-4-7': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES, ...THINKS },
+  'claude-opus-4-6': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_OPUS_4_5_PRICES, ...THINKS },
+  'claude-opus-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_OPUS_4_5_PRICES, ...THINKS },
+  'claude-opus-4-1': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES, ...THINKS },
+  'claude-opus-4-0': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES, reasoning: { retired: '2026-06-15' } },
+  'claude-opus-4': { contextWindow: 200_000, maxOutputTokens: 32_000, ...CLAUDE_OPUS_4_PRICES, reasoning: { retired: '2026-06-15' } },
+  'claude-sonnet-4-6': { contextWindow: 1_000_000, maxOutputTokens: 128_000, ...CLAUDE_SONNET_PRICES, ...THINKS },
+  'claude-sonnet-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES, ...THINKS },
+  'claude-sonnet-4-0': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES, reasoning: { retired: '2026-06-15' } },
+  'claude-sonnet-4': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES, reasoning: { retired: '2026-06-15' } },
+  'claude-3-7-sonnet': { contextWindow: 200_000, maxOutputTokens: 64_000, ...CLAUDE_SONNET_PRICES, reasoning: { retired: '2026-02-19' } },
+  'claude-haiku-4-5': { contextWindow: 200_000, maxOutputTokens: 64_000, inputPerMTok: 1, outputPerMTok: 5, cacheReadPerMTok: 0.1, cacheWritePerMTok: 1.25, ...THINKS },
+  'claude-3-5-haiku': { contextWindow: 200_000, maxOutputTokens: 8_192, inputPerMTok: 0.8, outputPerMTok: 4, cacheReadPerMTok: 0.08, cacheWritePerMTok: 1, reasoning: { retired: '2026-02-19' } },
 };
 
 const GPT_5_LIMITS = { contextWindow: 400_000, maxOutputTokens: 128_000 } as const;
@@ -66,18 +95,18 @@ const GPT_4O_LIMITS = { contextWindow: 128_000, maxOutputTokens: 16_384 } as con
 const O_SERIES_LIMITS = { contextWindow: 200_000, maxOutputTokens: 100_000 } as const;
 
 const OPENAI_MODELS: Readonly<Record<string, ModelInfo>> = {
-  'gpt-5': { ...GPT_5_LIMITS, inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125 },
-  'gpt-5-mini': { ...GPT_5_LIMITS, inputPerMTok: 0.25, outputPerMTok: 2, cacheReadPerMTok: 0.025 },
-  'gpt-5-nano': { ...GPT_5_LIMITS, inputPerMTok: 0.05, outputPerMTok: 0.4, cacheReadPerMTok: 0.005 },
-  'gpt-4.1': { ...GPT_4_1_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5 },
-  'gpt-4.1-mini': { ...GPT_4_1_LIMITS, inputPerMTok: 0.4, outputPerMTok: 1.6, cacheReadPerMTok: 0.1 },
-  'gpt-4.1-nano': { ...GPT_4_1_LIMITS, inputPerMTok: 0.1, outputPerMTok: 0.4, cacheReadPerMTok: 0.025 },
-  'gpt-4o': { ...GPT_4O_LIMITS, inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25 },
+  'gpt-5': { ...GPT_5_LIMITS, inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125, ...REASONS },
+  'gpt-5-mini': { ...GPT_5_LIMITS, inputPerMTok: 0.25, outputPerMTok: 2, cacheReadPerMTok: 0.025, ...REASONS },
+  'gpt-5-nano': { ...GPT_5_LIMITS, inputPerMTok: 0.05, outputPerMTok: 0.4, cacheReadPerMTok: 0.005, ...REASONS },
+  'gpt-4.1': { ...GPT_4_1_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5, ...NO_REASONING },
+  'gpt-4.1-mini': { ...GPT_4_1_LIMITS, inputPerMTok: 0.4, outputPerMTok: 1.6, cacheReadPerMTok: 0.1, ...NO_REASONING },
+  'gpt-4.1-nano': { ...GPT_4_1_LIMITS, inputPerMTok: 0.1, outputPerMTok: 0.4, cacheReadPerMTok: 0.025, ...NO_REASONING },
+  'gpt-4o': { ...GPT_4O_LIMITS, inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25, ...NO_REASONING },
   // The first GPT-4o snapshot kept its launch price and has no cached-input price.
-  'gpt-4o-2024-05-13': { contextWindow: 128_000, inputPerMTok: 5, outputPerMTok: 15 },
-  'gpt-4o-mini': { ...GPT_4O_LIMITS, inputPerMTok: 0.15, outputPerMTok: 0.6, cacheReadPerMTok: 0.075 },
-  o3: { ...O_SERIES_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5 },
-  'o4-mini': { ...O_SERIES_LIMITS, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275 },
+  'gpt-4o-2024-05-13': { contextWindow: 128_000, inputPerMTok: 5, outputPerMTok: 15, ...NO_REASONING },
+  'gpt-4o-mini': { ...GPT_4O_LIMITS, inputPerMTok: 0.15, outputPerMTok: 0.6, cacheReadPerMTok: 0.075, ...NO_REASONING },
+  o3: { ...O_SERIES_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5, ...REASONS },
+  'o4-mini': { ...O_SERIES_LIMITS, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275, ...REASONS },
 };
 
 const TABLES: Readonly<Record<Vendor, Readonly<Record<string, ModelInfo>>>> = { anthropic: ANTHROPIC_MODELS, openai: OPENAI_MODELS };
@@ -163,4 +192,20 @@ export function costOf(usage: Usage, info: ModelInfo): number | undefined {
     (usage.cacheReadTokens ?? 0) * (info.cacheReadPerMTok ?? inputPerMTok) +
     (usage.cacheWriteTokens ?? 0) * (info.cacheWritePerMTok ?? inputPerMTok);
   return microDollars / 1_000_000;
+}
+
+/**
+ * The reasoning level of a model's requests: `explicit` (`--reasoning`, else the
+ * configuration's `reasoning`, else the chat's `/reasoning`) whatever the model; else the
+ * model's default from the table. A model that does not reason, a retired one and a model the
+ * table does not know get undefined: no level is sent. Never throws.
+ */
+export function resolveReasoning(explicit: ReasoningLevel | undefined, info: ModelInfo): ReasoningLevel | undefined {
+  if (explicit) return explicit;
+  return info.reasoning && 'default' in info.reasoning ? info.reasoning.default : undefined;
+}
+
+/** Whether `value` is a reasoning level. */
+export function isReasoningLevel(value: string): value is ReasoningLevel {
+  return (REASONING_LEVELS as readonly string[]).includes(value);
 }

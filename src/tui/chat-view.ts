@@ -31,6 +31,9 @@ export class ChatView {
   #toolStarted = 0;
   /** Width the markdown stream was made for; a resize makes a new one at the next reply. */
   #width: number;
+  /** The thinking of the reply under way, until its one-line fold is printed. */
+  #thinking = '';
+  #lastThinking = '';
 
   constructor(
     private readonly out: ChatOutput,
@@ -76,12 +79,24 @@ export class ChatView {
     this.#spinner.stop();
   }
 
+  /** The whole thinking of the last reply that had some ('' when none has): what `/thinking` shows. */
+  get lastThinking(): string {
+    return this.#lastThinking;
+  }
+
   /** The event handler for the Agent. */
   readonly onEvent = (event: AgentEvent): void => {
+    if (this.#thinking && event.type !== 'thinking') this.#foldThinking();
     switch (event.type) {
       case 'turn':
         this.#newReply();
         this.busy('thinking');
+        break;
+      case 'thinking':
+        this.#thinking += event.text;
+        this.#lastThinking = this.#thinking;
+        // Its last words show, dim, at the end of the status line as they come.
+        if (this.#spinner.active) this.#spinner.relabel('thinking', this.style.dim(lastWords(this.#thinking)));
         break;
       case 'text':
         this.print(this.#markdown.push(event.text));
@@ -163,11 +178,25 @@ export class ChatView {
     return `${this.style.cyan('●')} ${this.style.bold(use.tool)}${words ? ` ${truncateToWidth(words, this.width - use.tool.length - 4)}` : ''}`;
   }
 
+  /** The thinking that streamed, folded to one dim line above what follows. */
+  #foldThinking(): void {
+    const line = this.#thinking.replace(/\s+/g, ' ').trim();
+    this.#thinking = '';
+    if (!line) return;
+    const note = ' (/thinking shows it)';
+    this.printLines([this.style.dim(`✻ ${truncateToWidth(line, Math.max(10, this.width - note.length - 3))}${note}`)]);
+  }
+
   #newReply(): void {
     if (this.#width === this.width) return;
     this.#width = this.width;
     this.#markdown = new MarkdownStream({ style: this.style, width: this.#width, xmlToolUse: this.xmlToolUse });
   }
+}
+
+/** The end of a text on one line: its last line, spaces folded. */
+function lastWords(text: string): string {
+  return (text.trimEnd().split('\n').at(-1) ?? '').replace(/\s+/g, ' ');
 }
 
 function seconds(ms: number): string {

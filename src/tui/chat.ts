@@ -7,8 +7,9 @@ import { agentParts, type OpenSession } from '../agent/session-parts';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import type { SessionStore } from '../conversation/session-store';
+import { resolveReasoning } from '../llm/model-info';
 import type { ResolvedModel } from '../llm/models';
-import type { Provider } from '../llm/provider';
+import type { Provider, ReasoningLevel } from '../llm/provider';
 import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat } from '../parse/tool-use';
 import type { ToolContext } from '../tools/define-tool';
@@ -41,6 +42,8 @@ export interface ChatSetup {
   /** Budgets over the whole chat, as in one-shot runs. */
   maxCostUsd?: number;
   maxTokens?: number;
+  /** `--reasoning`: the level of every request, over the configuration's and the model's default. */
+  reasoning?: ReasoningLevel;
   /**
    * Opens (or resumes) the chat's session, keeping what the file tools overwrite for `/undo`:
    * the command line's wiring, which this layer does not import. `confirm` asks the person
@@ -146,10 +149,12 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   const terminal = rawTerminal(process.stdin, stdout);
   try {
     const agentModel = await loadAgentModel(setup.resolved, config.models, view.warn);
+    const reasoning = { explicit: setup.reasoning ?? config.reasoning };
     const agent = new Agent({
       ...agentModel,
       ...agentParts(session),
       format: setup.format,
+      reasoning: resolveReasoning(reasoning.explicit, agentModel.info),
       maxCostUsd: setup.maxCostUsd,
       maxTokens: setup.maxTokens,
       loopDetector: new LoopDetector(),
@@ -177,6 +182,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       home: setup.home,
       workspace: setup.workspace,
       config,
+      reasoning,
       interruptible: (label, work) => underway(work, label),
     };
     const runPrompt = async (prompt: string) => {

@@ -5,9 +5,9 @@ import type { ToolUse } from '../parse/tool-use';
 const SHOWN_OUTPUT_LINES = 12;
 
 /**
- * Writes the agent's progress as plain text: streamed reply text, each tool run with a
- * short excerpt of its output, retries. Used for stderr in one-shot mode, where stdout is
- * kept for the final answer.
+ * Writes the agent's progress as plain text: the model's thinking (after a `[thinking]` mark,
+ * on lines of its own), streamed reply text, each tool run with a short excerpt of its output,
+ * retries. Used for stderr in one-shot mode, where stdout is kept for the final answer.
  */
 export function createProgressRenderer(out: NodeJS.WritableStream): (event: AgentEvent) => void {
   let atLineStart = true;
@@ -19,8 +19,22 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
   const newline = () => {
     if (!atLineStart) write('\n');
   };
+  /** Thinking is being written: whatever comes next starts on a line of its own. */
+  let thinking = false;
   return (event) => {
+    if (thinking && event.type !== 'thinking') {
+      thinking = false;
+      newline();
+    }
     switch (event.type) {
+      case 'thinking':
+        if (!thinking) {
+          newline();
+          write('[thinking] ');
+          thinking = true;
+        }
+        write(event.text);
+        break;
       case 'text':
         write(event.text);
         break;

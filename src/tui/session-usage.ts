@@ -9,6 +9,8 @@ export interface SessionUsage {
   takenBack: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of `outputTokens`, those spent reasoning (as far as the APIs said). */
+  reasoningTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
   /** USD; undefined when a model's prices are unknown. */
@@ -37,6 +39,7 @@ export function sessionUsage(
     takenBack: 0,
     inputTokens: 0,
     outputTokens: 0,
+    reasoningTokens: 0,
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
     costUsd: 0,
@@ -53,6 +56,7 @@ export function sessionUsage(
     if (!current) totals.takenBack += 1;
     totals.inputTokens += usage.inputTokens;
     totals.outputTokens += usage.outputTokens;
+    totals.reasoningTokens += usage.reasoningTokens ?? 0;
     totals.cacheReadTokens += usage.cacheReadTokens ?? 0;
     totals.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
     if (usage.estimated) totals.estimated = true;

@@ -6,7 +6,8 @@ import type { OpenSession } from '../agent/session-parts';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import { newSessionId, readSessionInfo } from '../conversation/session-store';
-import { modelInfo } from '../llm/model-info';
+import { isReasoningLevel, modelInfo, REASONING_LEVELS, resolveReasoning } from '../llm/model-info';
+import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolUse } from '../parse/tool-use';
 import { runToolUse } from '../tools/run-tool-use';
@@ -22,6 +23,11 @@ export interface ChatCommandContext {
   readonly home: string;
   readonly workspace: string;
   readonly config: FenceConfig;
+  /**
+   * The reasoning level the person chose (`--reasoning`, the configuration's `reasoning` or
+   * `/reasoning`); absent: each model's default. `/reasoning` changes it.
+   */
+  readonly reasoning: { explicit?: ReasoningLevel };
   /** Runs work the person may stop with Ctrl-C, with the spinner showing `label`. */
   interruptible<T>(label: string, work: (signal: AbortSignal) => Promise<T>): Promise<T>;
 }
@@ -46,6 +52,8 @@ const COMMANDS: ChatCommand[] = [
   { name: 'log', summary: 'the whole conversation, tool outputs in full', run: (ctx) => ctx.view.print(fullLog(ctx.session.store.log, ctx.view.style, ctx.view.width)) },
   { name: 'tokens', summary: "the session's token use and cost", run: tokens },
   { name: 'model', usage: '[provider/model]', summary: 'show the model, or switch to another', run: model },
+  { name: 'reasoning', usage: `[${REASONING_LEVELS.join('|')}]`, summary: 'show how hard the model thinks, or set it for the next requests', run: reasoningCommand },
+  { name: 'thinking', summary: "the last reply's thinking, whole", run: thinking },
   { name: 'tools', summary: 'the tools the model can use', run: tools },
   { name: 'rename', usage: '<name>', summary: 'give the session a name', run: rename },
   { name: 'fork', usage: '[name]', summary: 'copy the session and go on in the copy (the original stays as it is)', run: fork },
@@ -162,7 +170,7 @@ function tokens(ctx: ChatCommandContext): void {
     usage.costUsd === undefined ? `cost unknown (no prices for ${usage.unpriced.join(', ')}; set them in [models."id"] of fence.toml)` : dollars(usage.costUsd);
   const window = modelInfo(ctx.agent.modelId, ctx.config.models).contextWindow;
   ctx.view.printLines([
-    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${takenBack}${usage.estimated ? ' · some estimated' : ''}`,
+    `${style.bold('tokens')} ${shortCount(usage.inputTokens + cached)} in${cached ? ` (${shortCount(usage.cacheReadTokens)} from cache)` : ''} · ${shortCount(usage.outputTokens)} out${usage.reasoningTokens ? ` (${shortCount(usage.reasoningTokens)} reasoning)` : ''} · ${usage.requests} request${usage.requests === 1 ? '' : 's'}${takenBack}${usage.estimated ? ' · some estimated' : ''}`,
     `${style.bold('cost')} ${cost}`,
     `${style.bold('context')} ${shortCount(usage.lastInputTokens)} tokens in the last request${window ? ` of ${shortCount(window)}` : ''} · model ${ctx.agent.modelId}`,
   ]);
@@ -187,8 +195,35 @@ async function model(ctx: ChatCommandContext, argument: string): Promise<void> {
     return;
   }
   ctx.agent.useModel(next);
+  ctx.agent.useReasoning(resolveReasoning(ctx.reasoning.explicit, next.info));
   ctx.session.store.updateInfo({ model: resolved.id });
   ctx.view.printLines([style.dim(`Now using ${resolved.id}; the conversation goes on with it.`)]);
+}
+
+/** `/reasoning [level]`: shows the level the next requests carry, or sets it for them. */
+function reasoningCommand(ctx: ChatCommandContext, argument: string): void {
+  const { style } = ctx.view;
+  const level = argument.trim().toLowerCase();
+  if (level && !isReasoningLevel(level)) {
+    ctx.view.printLines([style.yellow(`/reasoning takes one of ${REASONING_LEVELS.join(', ')}, e.g. /reasoning high`)]);
+    return;
+  }
+  if (isReasoningLevel(level)) {
+    ctx.reasoning.explicit = level;
+    ctx.agent.useReasoning(level);
+    ctx.view.printLines([style.dim(`Reasoning ${level} from the next request on.`)]);
+    return;
+  }
+  const current = ctx.agent.reasoning;
+  const source = ctx.reasoning.explicit ? '' : current ? ` (the default of ${ctx.agent.modelId})` : ` (none sent: no default for ${ctx.agent.modelId})`;
+  ctx.view.printLines([`reasoning ${style.bold(current ?? 'not set')}${style.dim(source)} ${style.dim(`(/reasoning ${REASONING_LEVELS.join('|')} sets it)`)}`]);
+}
+
+/** `/thinking`: the whole thinking of the last reply that had some. */
+function thinking(ctx: ChatCommandContext): void {
+  const { style } = ctx.view;
+  const text = ctx.view.lastThinking.trim();
+  ctx.view.printLines(text ? [style.dim(text)] : [style.dim('No thinking shown yet in this chat.')]);
 }
 
 function tools(ctx: ChatCommandContext): void {

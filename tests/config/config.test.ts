@@ -358,10 +358,19 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, tools, policy, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, reasoning, tools, policy, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
+  });
+
+  it("reads the top-level reasoning level, the project's over the user's, and refuses others", async () => {
+    expect(await writeConfigs({ user: 'reasoning = "high"\n' })).toMatchObject({ config: { reasoning: 'high' } });
+    expect(await writeConfigs({ user: 'reasoning = "high"\n', project: 'reasoning = "off"\n' })).toMatchObject({ config: { reasoning: 'off' } });
+    const none = await writeConfigs({ user: '', project: 'tool_format = "xml"\n' });
+    expect('config' in none && 'reasoning' in none.config).toBe(false);
+    expect(await projectError('reasoning = "max"\n')).toBe('fence.toml: reasoning: expected "off", "low", "medium" or "high", got "max"');
+    expect(await projectError('reasoning = true\n')).toMatch(/^fence\.toml: reasoning: expected "off", "low", "medium" or "high", got true/);
   });
 
   it("reads [models] tables, the project's keys over the user's for the same model", async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costOf, modelInfo, type ModelInfo } from '../../src/llm/model-info';
+import { costOf, modelInfo, resolveReasoning, type ModelInfo } from '../../src/llm/model-info';
 
 const SONNET_4_6: ModelInfo = {
   contextWindow: 1_000_000,
@@ -9,10 +9,11 @@ const SONNET_4_6: ModelInfo = {
   outputPerMTok: 15,
   cacheReadPerMTok: 0.3,
   cacheWritePerMTok: 3.75,
+  reasoning: { default: 'medium' },
 };
 const SONNET_4_5: ModelInfo = { ...SONNET_4_6, contextWindow: 200_000, maxOutputTokens: 64_000 };
-const GPT_5: ModelInfo = { contextWindow: 400_000, maxOutputTokens: 128_000, inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125 };
-const GPT_4O: ModelInfo = { contextWindow: 128_000, maxOutputTokens: 16_384, inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25 };
+const GPT_5: ModelInfo = { contextWindow: 400_000, maxOutputTokens: 128_000, inputPerMTok: 1.25, outputPerMTok: 10, cacheReadPerMTok: 0.125, reasoning: { default: 'medium' } };
+const GPT_4O: ModelInfo = { contextWindow: 128_000, maxOutputTokens: 16_384, inputPerMTok: 2.5, outputPerMTok: 10, cacheReadPerMTok: 1.25, reasoning: false };
 
 describe('modelInfo', () => {
   it('gives the table entry of a known model', () => {
@@ -25,6 +26,7 @@ describe('modelInfo', () => {
       outputPerMTok: 25,
       cacheReadPerMTok: 0.5,
       cacheWritePerMTok: 6.25,
+      reasoning: { default: 'medium' },
     });
     expect(modelInfo('anthropic/claude-opus-4-1')).toEqual({
       contextWindow: 200_000,
@@ -33,6 +35,7 @@ describe('modelInfo', () => {
       outputPerMTok: 75,
       cacheReadPerMTok: 1.5,
       cacheWritePerMTok: 18.75,
+      reasoning: { default: 'medium' },
     });
     expect(modelInfo('anthropic/claude-haiku-4-5')).toEqual({
       contextWindow: 200_000,
@@ -41,18 +44,19 @@ describe('modelInfo', () => {
       outputPerMTok: 5,
       cacheReadPerMTok: 0.1,
       cacheWritePerMTok: 1.25,
+      reasoning: { default: 'medium' },
     });
     expect(modelInfo('anthropic/claude-3-5-haiku')).toMatchObject({ maxOutputTokens: 8_192, inputPerMTok: 0.8, cacheWritePerMTok: 1 });
     expect(modelInfo('openai/gpt-5')).toEqual(GPT_5);
     expect(modelInfo('openai/gpt-5-mini')).toEqual({ ...GPT_5, inputPerMTok: 0.25, outputPerMTok: 2, cacheReadPerMTok: 0.025 });
-    expect(modelInfo('openai/gpt-4.1')).toEqual({ contextWindow: 1_047_576, maxOutputTokens: 32_768, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5 });
+    expect(modelInfo('openai/gpt-4.1')).toEqual({ contextWindow: 1_047_576, maxOutputTokens: 32_768, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5, reasoning: false });
     expect(modelInfo('openai/gpt-4o')).toEqual(GPT_4O);
-    expect(modelInfo('openai/o4-mini')).toEqual({ contextWindow: 200_000, maxOutputTokens: 100_000, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275 });
+    expect(modelInfo('openai/o4-mini')).toEqual({ contextWindow: 200_000, maxOutputTokens: 100_000, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275, reasoning: { default: 'medium' } });
   });
 
   it('finds the base entry of a dated snapshot or a -latest alias, by the longest name', () => {
     expect(modelInfo('anthropic/claude-sonnet-4-5-20250929')).toEqual(SONNET_4_5);
-    expect(modelInfo('anthropic/claude-sonnet-4-20250514')).toEqual(SONNET_4_5);
+    expect(modelInfo('anthropic/claude-sonnet-4-20250514')).toEqual({ ...SONNET_4_5, reasoning: { retired: '2026-06-15' } });
     // claude-opus-4-1-… is Opus 4.1, not Opus 4 (the same prices, but found by the longer name).
     expect(modelInfo('anthropic/claude-opus-4-1-20250805')).toEqual(modelInfo('anthropic/claude-opus-4-1'));
     expect(modelInfo('anthropic/claude-opus-4-5-20251101')).toEqual(modelInfo('anthropic/claude-opus-4-5'));
@@ -64,7 +68,7 @@ describe('modelInfo', () => {
   });
 
   it('prefers an exact entry to a base one: the first GPT-4o snapshot has its own prices', () => {
-    expect(modelInfo('openai/gpt-4o-2024-05-13')).toEqual({ contextWindow: 128_000, inputPerMTok: 5, outputPerMTok: 15 });
+    expect(modelInfo('openai/gpt-4o-2024-05-13')).toEqual({ contextWindow: 128_000, inputPerMTok: 5, outputPerMTok: 15, reasoning: false });
   });
 
   it('gives nothing for a name that extends a known one by more than a date', () => {
@@ -188,5 +192,26 @@ describe('costOf', () => {
         expect(both).toBeGreaterThanOrEqual(0);
       }),
     );
+  });
+});
+
+describe('resolveReasoning', () => {
+  it('takes the level given over the model default, for any model', () => {
+    expect(resolveReasoning('high', modelInfo('openai/gpt-5'))).toBe('high');
+    expect(resolveReasoning('off', modelInfo('anthropic/claude-sonnet-4-6'))).toBe('off');
+    // Said explicitly, a level goes even to a model the table says does not reason, or does not know.
+    expect(resolveReasoning('low', modelInfo('openai/gpt-4o'))).toBe('low');
+    expect(resolveReasoning('medium', modelInfo('local/qwen3'))).toBe('medium');
+  });
+
+  it('falls back on the model default, and sends nothing to models that do not reason, are retired or unknown', () => {
+    expect(resolveReasoning(undefined, modelInfo('openai/gpt-5-mini'))).toBe('medium');
+    expect(resolveReasoning(undefined, modelInfo('openai/o3'))).toBe('medium');
+    expect(resolveReasoning(undefined, modelInfo('anthropic/claude-opus-4-8'))).toBe('medium');
+    expect(resolveReasoning(undefined, modelInfo('openrouter/anthropic/claude-sonnet-4.5'))).toBe('medium');
+    expect(resolveReasoning(undefined, modelInfo('openai/gpt-4.1'))).toBeUndefined();
+    expect(resolveReasoning(undefined, modelInfo('anthropic/claude-3-7-sonnet-20250219'))).toBeUndefined();
+    expect(modelInfo('anthropic/claude-3-7-sonnet-20250219').reasoning).toEqual({ retired: '2026-02-19' });
+    expect(resolveReasoning(undefined, modelInfo('local/qwen3'))).toBeUndefined();
   });
 });

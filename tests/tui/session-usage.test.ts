@@ -27,6 +27,7 @@ describe('sessionUsage: totals', () => {
       takenBack: 0,
       inputTokens: 0,
       outputTokens: 0,
+      reasoningTokens: 0,
       cacheReadTokens: 0,
       cacheWriteTokens: 0,
       costUsd: 0,
@@ -34,6 +35,14 @@ describe('sessionUsage: totals', () => {
       estimated: false,
       lastInputTokens: 0,
     });
+  });
+
+  it('counts reasoning tokens among the output tokens, priced as output', () => {
+    const log = [prompt(), reply({ inputTokens: 100, outputTokens: 50, reasoningTokens: 40 }), reply({ inputTokens: 10, outputTokens: 5 })];
+    const usage = sessionUsage(log, prices);
+    expect(usage).toMatchObject({ outputTokens: 55, reasoningTokens: 40 });
+    // 110 input tokens at $2 and 55 output tokens at $10 per million: the reasoning is in the output.
+    expect(usage.costUsd).toBeCloseTo((110 * 2 + 55 * 10) / 1e6, 12);
   });
 
   it('adds up the usage of the replies and of the compaction summaries, nothing else', () => {
