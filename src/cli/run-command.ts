@@ -146,7 +146,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   // overlaps opening the session, instead of following it.
   let agentModel;
   try {
-    agentModel = await loadAgentModel(resolved, loaded.config.models);
+    agentModel = await loadAgentModel(resolved, loaded.config.models, undefined, loaded.config.providers);
   } catch (error) {
     return failBeforeRun('error', error instanceof Error ? error.message : String(error));
   }

@@ -19,9 +19,9 @@ export interface StreamRequest {
   signal?: AbortSignal;
   maxTokens?: number;
   /**
-   * How hard the model should think (`--reasoning`), mapped by each adapter to its API's field.
-   * Absent: the model's default from the model table (nothing is sent for a model that does
-   * not reason).
+   * How hard the model should think, mapped by each adapter to its API's field. The agent
+   * resolves it (`--reasoning`, the configuration, else the model table's default); absent:
+   * no level, and the adapter sends nothing about reasoning.
    */
   reasoning?: ReasoningLevel;
 }

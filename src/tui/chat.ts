@@ -148,7 +148,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   // end and the next prompt (Ctrl-C above all) reach the editor instead of the terminal driver.
   const terminal = rawTerminal(process.stdin, stdout);
   try {
-    const agentModel = await loadAgentModel(setup.resolved, config.models, view.warn);
+    const agentModel = await loadAgentModel(setup.resolved, config.models, view.warn, config.providers);
     const reasoning = { explicit: setup.reasoning ?? config.reasoning };
     const agent = new Agent({
       ...agentModel,

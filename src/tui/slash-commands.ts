@@ -189,7 +189,7 @@ async function model(ctx: ChatCommandContext, argument: string): Promise<void> {
   }
   let next;
   try {
-    next = await loadAgentModel(resolved, ctx.config.models, ctx.view.warn);
+    next = await loadAgentModel(resolved, ctx.config.models, ctx.view.warn, ctx.config.providers);
   } catch (error) {
     ctx.view.printLines([style.yellow(`Could not switch to ${resolved.id}: ${error instanceof Error ? error.message : String(error)}`)]);
     return;

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkToolCallPairing } from '../support/fake-llm';
 import { inputItems } from '../support/fake-llm-wire';
@@ -29,5 +31,22 @@ describe('an openai/ model over the Responses API', () => {
     const output = items.find((item) => item.type === 'function_call_output');
     expect(output).toMatchObject({ call_id: 'call_one' });
     expect(String(output?.output)).toContain('from-the-shell');
+  });
+
+  it('keeps Chat Completions when the configuration says api = "chat", and with --reasoning sends the effort', async () => {
+    const xdg = join(dirname(cli.dirs.workspace), 'xdg');
+    mkdirSync(join(xdg, 'fence'), { recursive: true });
+    writeFileSync(join(xdg, 'fence', 'config.toml'), '[providers.openai]\napi = "chat"\n');
+    cli.server.reply((r) => r.text('By chat.'));
+    const chat = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: cli.dirs.workspace, env: { ...cli.env(), XDG_CONFIG_HOME: xdg } });
+    expect(chat.exitCode).toBe(0);
+    expect(chat.stdout).toBe('By chat.');
+    expect(cli.server.requests[0]?.path).toBe('/v1/chat/completions');
+
+    cli.server.reply((r) => r.text('By responses.'));
+    const responses = await runFence(['-n', '-m', 'openai/gpt-test', '--reasoning', 'high', 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(responses.exitCode).toBe(0);
+    expect(cli.server.requests[1]?.path).toBe('/v1/responses');
+    expect(cli.server.requests[1]?.body).toMatchObject({ reasoning: { effort: 'high', summary: 'auto' } });
   });
 });
