@@ -37,4 +37,19 @@ describe.each(apis)('a tool loop with reasoning on, through $name', ({ model, en
     expect(checkThinkingReturned(second, cli.server.issued.filter((state) => state.request === 0))).toEqual([]);
     expect(JSON.stringify(second.body)).not.toContain('And more text');
   });
+
+  it('sends the stored reasoning back after a run stopped mid tool loop is resumed', async () => {
+    cli.server.reply((r) => r.thinking('First the shell.').toolCall('shell', { command: 'echo from-the-shell' }, 'call_one'));
+    cli.server.reply((r) => r.text('The shell said from-the-shell.'));
+    const fence = (args: string[]) => runFence(['-m', model, '--reasoning', 'high', '--tool-format', 'tool', '-n', ...args], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home, ...env() } });
+    const stopped = await fence(['--name', 'halfway', '--max-turns', '1', 'what does the shell say?']);
+    expect(stopped.exitCode).not.toBe(0);
+    expect(cli.server.requests).toHaveLength(1);
+    const resumed = await fence(['--resume', 'halfway']);
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toBe('The shell said from-the-shell.');
+    const second = cli.server.requests[1];
+    if (!second) throw new Error('no second request');
+    expect(checkThinkingReturned(second, cli.server.issued.filter((state) => state.request === 0))).toEqual([]);
+  });
 });
