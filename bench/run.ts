@@ -19,6 +19,7 @@ import { scanNestedSave, scanOneMegabyte } from './parse';
 import { offeredProgramsMs, programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
 import { osSandboxFigures } from './os-sandbox';
+import { reasoningFigures } from './reasoning';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
 
 const BIN = resolve(import.meta.dirname, '../bin/fence.js');
@@ -106,6 +107,13 @@ rows.push(['peak RSS of a one-turn run', fmt(await oneTurnRss(), 'MB'), '≤ 100
 
 console.log('\n| measure (median) | fence | aim |\n|---|---|---|');
 for (const [name, value, aim] of rows) console.log(`| ${name} | ${value} | ${aim} |`);
+
+const reasoning = await reasoningFigures(root);
+console.log('\n| 50-step native tool loop, reasoning on | request at step 10 | step 25 | step 50 (≈ tokens) | harness per step |\n|---|---|---|---|---|');
+for (const run of reasoning) {
+  const [a, b, c] = run.chars.map((chars) => `${chars.toLocaleString('en')} chars`);
+  console.log(`| ${run.api === 'responses' ? 'Responses API (reasoning items sent back)' : 'Chat Completions (reasoning dropped)'} | ${a} | ${b} | ${c} (${Math.round(run.chars[2] / 4).toLocaleString('en')}) | ${fmt(run.stepMs, 'ms')} |`);
+}
 
 const keystroke = await keystrokeToRequest();
 const render = renderCostPerChunk();
