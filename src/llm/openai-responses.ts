@@ -1,5 +1,4 @@
 import type OpenAI from 'openai';
-import type { ReasoningEffort } from 'openai/resources/shared';
 import type {
   Response,
   ResponseCreateParamsStreaming,
@@ -10,8 +9,9 @@ import type {
 import type { ReasoningPart, Usage } from '../conversation/message';
 import { createOpenAIClient, type OpenAITarget } from './openai-client';
 import { OPENAI_COMPAT } from './openai-compat';
+import { reasoningEffort } from './openai-reasoning';
 import { toResponsesInput } from './openai-responses-input';
-import type { Provider, ReasoningLevel, StreamRequest } from './provider';
+import type { Provider, StreamRequest } from './provider';
 import type { ProviderOptions } from './provider-options';
 import { streamWithRetries, type AttemptEvent } from './retry';
 import { SdkWarnings, warnOnStderr } from './sdk-warnings';
@@ -62,23 +62,11 @@ function responsesParams(provider: OpenAITarget['provider'], request: StreamRequ
   if (tools.length > 0) {
     params.tools = tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }));
   }
-  if (request.reasoning !== undefined) params.reasoning = reasoningParam(request.reasoning, request.model);
+  if (request.reasoning !== undefined) params.reasoning = request.reasoning === 'off' ? { effort: reasoningEffort('off', request.model) } : { effort: reasoningEffort(request.reasoning, request.model), summary: 'auto' };
   if (request.maxTokens !== undefined) params.max_output_tokens = request.maxTokens;
   return params;
 }
 
-/**
- * `--reasoning` as the API's `reasoning` field. `low`, `medium` and `high` are efforts of
- * their own, with a summary to show (`summary: 'auto'`). `off` is the least effort the model
- * takes, without a summary: `minimal` for the gpt-5 models before gpt-5.1 (they take no
- * `none`), `low` for the o-series (they take neither), `none` for the rest (gpt-5.1 and later).
- */
-export function reasoningParam(level: ReasoningLevel, model: string): { effort: ReasoningEffort; summary?: 'auto' } {
-  if (level !== 'off') return { effort: level, summary: 'auto' };
-  if (/^gpt-5(-|$)/.test(model)) return { effort: 'minimal' };
-  if (/^o\d/.test(model)) return { effort: 'low' };
-  return { effort: 'none' };
-}
 
 /** What one streamed reply has shown so far: its function calls by output index, and whether any came. */
 interface ReplyState {

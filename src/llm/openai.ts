@@ -8,6 +8,7 @@ import type { Usage } from '../conversation/message';
 import { createOpenAIClient, type OpenAITarget } from './openai-client';
 import { OPENAI_COMPAT, type OpenAICompat } from './openai-compat';
 import { toOpenAIMessages } from './openai-messages';
+import { reasoningEffort } from './openai-reasoning';
 import type { Provider, StreamRequest } from './provider';
 import type { ProviderOptions } from './provider-options';
 import { streamWithRetries, type AttemptEvent } from './retry';
@@ -53,6 +54,9 @@ async function* attempt(
     const choice = chunk.choices.find((candidate) => candidate.index === 0);
     if (!choice) continue;
     const { content, tool_calls: toolCalls } = choice.delta;
+    // Compatible servers that reason (vLLM, llama.cpp, DeepSeek, OpenRouter) stream the thinking beside the text.
+    const thinking = thinkingOf(choice.delta);
+    if (thinking) yield { type: 'thinking', text: thinking };
     if (content) yield { type: 'text', text: content };
     for (const [position, call] of (toolCalls ?? []).entries()) yield toolCallEvent(call, position);
     if (choice.finish_reason) finish = toFinish(choice.finish_reason, name);
@@ -76,6 +80,8 @@ function requestParams(compat: OpenAICompat, request: StreamRequest): ChatComple
     }));
   }
   if (request.maxTokens !== undefined) params[compat.maxTokensField] = request.maxTokens;
+  // Servers that reason take the level as `reasoning_effort` (OpenAI's, and compatible ones that accept it).
+  if (request.reasoning !== undefined) params.reasoning_effort = reasoningEffort(request.reasoning, request.model);
   return params;
 }
 
@@ -111,5 +117,14 @@ function toUsage(usage: CompletionUsage): Usage {
   const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
   const result: Usage = { inputTokens: Math.max(0, usage.prompt_tokens - cached), outputTokens: usage.completion_tokens };
   if (cached > 0) result.cacheReadTokens = cached;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
+  if (reasoning > 0) result.reasoningTokens = reasoning;
   return result;
+}
+
+/** The readable thinking a compatible server put in a chunk (`reasoning_content`, or OpenRouter's `reasoning`), if any. */
+function thinkingOf(delta: ChatCompletionChunk.Choice.Delta): string | undefined {
+  const extra = delta as { reasoning_content?: unknown; reasoning?: unknown };
+  const text = extra.reasoning_content ?? extra.reasoning;
+  return typeof text === 'string' && text !== '' ? text : undefined;
 }

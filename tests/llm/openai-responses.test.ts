@@ -7,7 +7,8 @@ import { resolveModel, type ResolvedModel } from '../../src/llm/models';
 import { formatNativeCall } from '../../src/llm/native-calls';
 import type { OpenAITarget } from '../../src/llm/openai-client';
 import { OPENAI_COMPAT } from '../../src/llm/openai-compat';
-import { createOpenAIResponsesProvider, reasoningParam } from '../../src/llm/openai-responses';
+import { reasoningEffort } from '../../src/llm/openai-reasoning';
+import { createOpenAIResponsesProvider } from '../../src/llm/openai-responses';
 import { toResponsesInput } from '../../src/llm/openai-responses-input';
 import type { StreamEvent, StreamRequest, ToolSchema } from '../../src/llm/provider';
 import type { RetryOptions } from '../../src/llm/retry';
@@ -273,11 +274,11 @@ describe('Responses adapter reasoning', () => {
   });
 
   it('maps each --reasoning level to an effort the model takes', async () => {
-    expect(reasoningParam('medium', 'gpt-5')).toEqual({ effort: 'medium', summary: 'auto' });
-    expect(reasoningParam('off', 'gpt-5')).toEqual({ effort: 'minimal' });
-    expect(reasoningParam('off', 'gpt-5-mini')).toEqual({ effort: 'minimal' });
-    expect(reasoningParam('off', 'gpt-5.1')).toEqual({ effort: 'none' });
-    expect(reasoningParam('off', 'o4-mini')).toEqual({ effort: 'low' });
+    expect(reasoningEffort('medium', 'gpt-5')).toBe('medium');
+    expect(reasoningEffort('off', 'gpt-5')).toBe('minimal');
+    expect(reasoningEffort('off', 'gpt-5-mini')).toBe('minimal');
+    expect(reasoningEffort('off', 'gpt-5.1')).toBe('none');
+    expect(reasoningEffort('off', 'o4-mini')).toBe('low');
     server.reply((r) => r.text('ok'));
     await collect(provider().stream({ model: 'gpt-5', messages: conversation, reasoning: 'off' }));
     expect(server.requests[0]?.body.reasoning).toEqual({ effort: 'minimal' });

@@ -48,6 +48,22 @@ describe('OpenAI adapter streaming', () => {
     expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'tool_use' });
   });
 
+  it('sends the reasoning level as reasoning_effort, shows a server\'s reasoning_content as thinking, and counts reasoning tokens', async () => {
+    server.reply((r) => r.thinking('Two words will do.').text('Hello.').usage({ input: 12, output: 30, reasoning: 20 }));
+    const events = await collect(provider('local').stream({ model: 'qwen-test', messages: conversation, reasoning: 'high' }));
+    expect(events.filter((event) => event.type === 'thinking').map((event) => (event as { text: string }).text).join('')).toBe('Two words will do.');
+    expect(events.find((event) => event.type === 'usage')).toEqual({ type: 'usage', usage: { inputTokens: 12, outputTokens: 30, reasoningTokens: 20 } });
+    expect(types(events).indexOf('thinking')).toBeLessThan(types(events).indexOf('text'));
+    expect(server.requests[0]?.body).toMatchObject({ reasoning_effort: 'high' });
+
+    server.reply((r) => r.text('Hi.'));
+    await collect(provider().stream({ model: 'gpt-5', messages: conversation, reasoning: 'off' }));
+    expect(server.requests[1]?.body).toMatchObject({ reasoning_effort: 'minimal' });
+    server.reply((r) => r.text('Hi.'));
+    await collect(provider().stream({ model: 'gpt-test', messages: conversation }));
+    expect(server.requests[2]?.body).not.toHaveProperty('reasoning_effort');
+  });
+
   it('maps length to max_tokens', async () => {
     server.reply((r) => r.text('cut short').stop('max_tokens'));
     const events = await collect(provider().stream({ model: 'gpt-test', messages: conversation }));
