@@ -74,9 +74,10 @@ describe('the finance program as procedural memory', () => {
     const native = await fence(['-n', '-m', 'openai/gpt-test', '--name', 'native', '--tool-format', 'tool', 'who is over the travel limit in engineering?']);
     expect(native.exitCode).toBe(0);
     expect(native.stdout.trim()).toBe('Listed them.');
-    const offered = cli.server.requests[1]?.body.tools as { function: { name: string; parameters: unknown } }[];
-    const tool = offered.find((t) => t.function.name === 'over_limit');
-    expect(tool?.function.parameters).toMatchObject({ properties: { department: { type: 'string', default: 'engineering' } } });
+    // openai/ models take their tools as Responses function tools: name and parameters at the top.
+    const offered = cli.server.requests[1]?.body.tools as { name: string; parameters: unknown }[];
+    const tool = offered.find((t) => t.name === 'over_limit');
+    expect(tool?.parameters).toMatchObject({ properties: { department: { type: 'string', default: 'engineering' } } });
     const result = sessionLog('native').find((m) => m.meta?.toolResult && m.meta.tool === 'over_limit');
     expect(result?.meta?.isError).toBeFalsy();
     for (const name of expected) expect(result?.content).toContain(name);
