@@ -205,6 +205,15 @@ export function resolveReasoning(explicit: ReasoningLevel | undefined, info: Mod
   return info.reasoning && 'default' in info.reasoning ? info.reasoning.default : undefined;
 }
 
+/**
+ * A line for the person when the table says `id` is past its retirement date (its API may
+ * refuse it, and it gets no default level); undefined otherwise.
+ */
+export function retiredNote(id: string, info: ModelInfo): string | undefined {
+  if (!info.reasoning || !('retired' in info.reasoning)) return undefined;
+  return `fence: ${id} was retired on ${info.reasoning.retired}: its API may refuse it, and no reasoning level is sent unless you give one. Choose a current model with -m (see docs/models.md)`;
+}
+
 /** Whether `value` is a reasoning level. */
 export function isReasoningLevel(value: string): value is ReasoningLevel {
   return (REASONING_LEVELS as readonly string[]).includes(value);

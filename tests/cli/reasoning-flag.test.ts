@@ -71,3 +71,17 @@ describe('--reasoning', () => {
     expect(sessionLine(result.stderr)).toContain('· reasoning medium');
   });
 });
+
+describe('a model past its retirement date', () => {
+  it('is named as retired on stderr, and the run goes on', async () => {
+    cli.server.reply((r) => r.text('Still here.'));
+    const run = await runFence(['-n', '-m', 'anthropic/claude-3-7-sonnet', 'hello'], {
+      cwd: cli.dirs.workspace,
+      env: { FENCE_HOME: cli.dirs.home, ANTHROPIC_BASE_URL: cli.server.url, ANTHROPIC_API_KEY: 'test-key' },
+    });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe('Still here.');
+    expect(run.stderr).toContain('fence: anthropic/claude-3-7-sonnet was retired on 2026-02-19: its API may refuse it');
+    expect(cli.server.requests[0]?.body).not.toHaveProperty('thinking');
+  });
+});

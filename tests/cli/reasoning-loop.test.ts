@@ -38,6 +38,19 @@ describe.each(apis)('a tool loop with reasoning on, through $name', ({ model, en
     expect(JSON.stringify(second.body)).not.toContain('And more text');
   });
 
+  it('does the same in the XML format, cut at its first <tool-use>', async () => {
+    cli.server.reply((r) => r.thinking('A command will do.').text('Let me look.\n<tool-use><shell>echo from-the-shell</shell></tool-use>\nAnd more text the stream never keeps.'));
+    cli.server.reply((r) => r.text('The shell said from-the-shell.'));
+    const run = await runFence(['-n', '-m', model, '--reasoning', 'low', '--tool-format', 'xml', 'what does the shell say?'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home, ...env() } });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe('The shell said from-the-shell.');
+    const second = cli.server.requests[1];
+    if (!second) throw new Error('no second request');
+    expect(JSON.stringify(second.body)).toContain('from-the-shell');
+    expect(checkThinkingReturned(second, cli.server.issued.filter((state) => state.request === 0))).toEqual([]);
+    expect(JSON.stringify(second.body)).not.toContain('And more text');
+  });
+
   it('sends the stored reasoning back after a run stopped mid tool loop is resumed', async () => {
     cli.server.reply((r) => r.thinking('First the shell.').toolCall('shell', { command: 'echo from-the-shell' }, 'call_one'));
     cli.server.reply((r) => r.text('The shell said from-the-shell.'));
