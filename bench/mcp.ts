@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
+import { trustWorkspace } from '../src/config/trust';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { median } from './ptc';
 
@@ -21,6 +22,8 @@ async function toFirstRequest(home: string): Promise<number> {
   try {
     server.reply((r) => r.text('Hello.'));
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home, FENCE_HOME: home, OPENAI_BASE_URL: server.openaiBaseURL };
+    // The person trusts the example's folder, so its fence.toml starts the server.
+    trustWorkspace(MCP_EXAMPLE, home);
     const t0 = performance.now();
     const run = execa(process.execPath, [BIN, '-n', '-m', 'local/bench', 'hello'], { cwd: MCP_EXAMPLE, env, extendEnv: false, input: '' });
     await server.waitForRequests(1);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
+import { trustWorkspace } from '../src/config/trust';
 import { replayTest } from '../src/ptc/replay-test';
 import { runProgram, type ProgramTool } from '../src/ptc/run-program';
 import { writeApproval } from '../src/ptc/approvals';
@@ -40,6 +41,8 @@ export async function replayFigures(calls: number): Promise<{ calls: number; ms:
 /** Wall time of `fence programs test over_limit` (17 recorded calls), saved from a real run. */
 export async function programsTestWallTime(): Promise<number> {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', FENCE_HOME: mkdtempSync(join(tmpdir(), 'fence-bench-home-')) };
+  // The person trusts the example's folder, so its fence.toml starts the server.
+  trustWorkspace(MCP_EXAMPLE, env.FENCE_HOME);
   const run = await execa(process.execPath, [BIN, 'run', 'over-limit.js'], { cwd: MCP_EXAMPLE, env, extendEnv: false });
   const trace = /trace (\S+)/.exec(run.stderr)?.[1];
   if (!trace) throw new Error(`no trace from fence run: ${run.stderr}`);

@@ -11,6 +11,7 @@ import { execa } from 'execa';
 import { Agent } from '../src/agent/agent';
 import { openSession } from '../src/cli/open-session';
 import { loadConfig } from '../src/config/config';
+import { trustWorkspace } from '../src/config/trust';
 import { createProvider } from '../src/llm/create-provider';
 import { resolveModel } from '../src/llm/models';
 import { runInSandbox } from '../src/runtime/sandbox';
@@ -67,7 +68,9 @@ async function scriptedRun(workspace: string, script: (server: FakeLlm) => void)
     script(server);
     const resolved = resolveModel('local/bench', { OPENAI_BASE_URL: server.openaiBaseURL });
     if ('error' in resolved) throw new Error(resolved.error);
-    const loaded = loadConfig({ workspace, env: {} });
+    // The person trusts the example's folder, so its fence.toml registers the tools.
+    trustWorkspace(workspace, home);
+    const loaded = loadConfig({ workspace, env: { FENCE_HOME: home } });
     if ('error' in loaded) throw new Error(loaded.error);
     const controller = new AbortController();
     const session = await openSession({ home, workspace, modelId: resolved.id, config: loaded.config, signal: controller.signal });
