@@ -1,7 +1,11 @@
+import { createRequire } from 'node:module';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { runsInLinearTime } from './linear-regexp';
 import { ToolInputError } from './tool-error';
+
+/** Loads `node:worker_threads` when a worker is first needed: it costs milliseconds, and most greps never need one. */
+const requireBuiltin = createRequire(import.meta.url);
 
 /**
  * Where `grep` runs the model's regular expression, so that no pattern can keep fence busy:
@@ -99,7 +103,8 @@ class WorkerSearch {
   match(text: string, shown: string, signal: AbortSignal, budgetMs: number): Promise<number[]> {
     signal.throwIfAborted();
     if (this.worker === undefined) {
-      this.worker = new Worker(WORKER_PROGRAM, { eval: true, workerData: { source: this.regex.source, flags: this.regex.flags } });
+      const { Worker: WorkerThread } = requireBuiltin('node:worker_threads') as typeof import('node:worker_threads');
+      this.worker = new WorkerThread(WORKER_PROGRAM, { eval: true, workerData: { source: this.regex.source, flags: this.regex.flags } });
       this.online = false;
       this.worker.once('online', () => (this.online = true));
     }

@@ -1,4 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
+import { createRequire } from 'node:module';
 
 /**
  * The regular expressions the model writes (`grep`'s) meet text nobody checked: a pattern such
@@ -12,6 +12,9 @@ const FLAGS = ['--enable-experimental-regexp-engine-on-excessive-backtracks', '-
 
 let enabled = false;
 
+/** Loads `node:v8` on first use: most sessions never grep, and loading it at start-up costs milliseconds. */
+const requireBuiltin = createRequire(import.meta.url);
+
 /**
  * Sets V8's flags for the linear-time engine (see above), once per process; every regular
  * expression run afterwards, already compiled or not, falls back to it on excessive
@@ -19,6 +22,7 @@ let enabled = false;
  */
 export function enableLinearFallback(): void {
   if (enabled) return;
+  const { setFlagsFromString } = requireBuiltin('node:v8') as typeof import('node:v8');
   for (const flag of FLAGS) setFlagsFromString(flag);
   enabled = true;
 }
