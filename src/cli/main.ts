@@ -92,7 +92,7 @@ function buildProgram(): Command {
       process.exitCode = await runProgramCommand(file, options);
     });
 
-  const mcp = program.command('mcp').description('the MCP servers of the configuration');
+  const mcp = program.command('mcp').description("the MCP servers of the configuration, and serving fence's approved programs to other agents");
   mcp
     .command('list')
     .description('start each configured MCP server, list its tools by fence name, and stop it')
@@ -100,6 +100,15 @@ function buildProgram(): Command {
     .action(async (options: { workspace?: string }) => {
       const { mcpListCommand } = await import('./mcp-command');
       process.exitCode = await mcpListCommand(options);
+    });
+  mcp
+    .command('serve')
+    .description("serve the approved saved programs as MCP tools over stdio, for other agents (stdout carries only MCP messages)")
+    .option('-w, --workspace <dir>', 'folder the programs work in, whose .fence/programs/ counts when trusted (default: the current folder)')
+    .option('--print-config', 'print a JSON config for an MCP client that starts this server, and exit')
+    .action(async (options: { workspace?: string; printConfig?: boolean }) => {
+      const { mcpServeCommand } = await import('./mcp-serve-command');
+      process.exitCode = await mcpServeCommand(options);
     });
 
   program

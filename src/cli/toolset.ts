@@ -10,7 +10,7 @@ import {
 } from '../config/config-schema';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
-import { createProgramStore } from '../ptc/program-store';
+import { createProgramStore, type ProgramStore } from '../ptc/program-store';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { SandboxBudget } from '../runtime/sandbox-budget';
@@ -38,6 +38,8 @@ export interface Toolset {
   limits: SandboxLimits;
   /** The session's budget of sandboxes, shared by all its programs (`[ptc] max_live_sandboxes`, `total_memory_mb`). */
   budget: SandboxBudget;
+  /** What programs of the session keep with `store()`. */
+  store: ProgramStore;
   /** One line per saved program left out (no `fence:` prefix). */
   problems: string[];
   /** What the `ptc` tool was made from, so a format can have its own (see `sessionTools`). */
@@ -63,18 +65,21 @@ export function sandboxLimits(ptc: PtcConfig): SandboxLimits {
  * saved `programs` (see `approvedPrograms`), and the `ptc` tool over the ones programs may
  * call. When the registered tools would take too much of the prompt, they are listed by name
  * and one line, with `describe` (see `registeredListing`). Programs' `store()` is kept in the
- * session folder.
+ * session folder. A toolset built again for the same session (its approved programs changed)
+ * passes the first one's `budget` and `store` in `shared`, so every program of the session
+ * still shares them.
  */
 export function buildToolset(
   config: FenceConfig,
   session: { id: string; dir: string },
   extra: readonly ToolSpec[] = [],
   programs: readonly SavedProgram[] = [],
+  shared: { budget?: SandboxBudget; store?: ProgramStore } = {},
 ): Toolset {
   const configured = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
-  const store = createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
-  const budget = new SandboxBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });
+  const store = shared.store ?? createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
+  const budget = shared.budget ?? new SandboxBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });
   // Saved programs call the session's eligible tools, themselves among them, once all are made.
   let eligible: ToolSpec[] = [];
   const saved = savedProgramTools(programs, configured, { tools: () => eligible, rules: config.policy, limits, store, session, budget });
@@ -83,7 +88,7 @@ export function buildToolset(
   eligible = eligibleTools(base, config.ptc.eligible);
   const ptcOptions: PtcToolOptions = { tools: eligible, rules: config.policy, limits, store, session, budget };
   const ptc = createPtcTool(ptcOptions);
-  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, budget, problems: saved.problems, ptcOptions };
+  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, budget, store, problems: saved.problems, ptcOptions };
 }
 
 /**

@@ -47,6 +47,13 @@ export interface ToolContext {
    */
   programDepth?: number;
   /**
+   * Who called the tool from outside fence, when not fence's own model: an MCP client as
+   * `mcp:<client name>`. A saved program called so admits its own tool calls as this
+   * principal instead of `program:<name>@<version>` (the programs it calls in turn run as
+   * themselves). Absent: the call is the model's, or a program's.
+   */
+  principal?: string;
+  /**
    * Set on a program's tool calls: the budget of sandboxes its own sandbox holds a place in. A
    * program the call runs takes its place from it without waiting (see `SandboxBudget`).
    */

@@ -38,8 +38,8 @@ export function programPrincipal(program: SavedProgram): string {
  * An approved program as a tool the model and programs may call. Its parameters are the ones
  * its leading comments declare (see `parseSignature`); the arguments reach the code as `args`,
  * with the declared defaults filled in. It runs in a fresh sandbox as principal
- * `program:<name>@<version>`, over the tools its record names and no others, and writes its
- * own trace. Called from a program, it gives the code's `return` value, or what it printed
+ * `program:<name>@<version>` (or as `ctx.principal`, when a caller outside fence sets one),
+ * over the tools its record names and no others, and writes its own trace. Called from a program, it gives the code's `return` value, or what it printed
  * when it returned nothing; the model gets the run as `ptc` describes it. `mutating` says
  * whether `isMutating` finds a mutating tool among those it may call.
  *
@@ -80,7 +80,9 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
       }
       const available = new Map(options.tools().map((tool) => [tool.name, tool]));
       const allowed = record.tools.flatMap((name) => available.get(name) ?? []);
-      const tools: Record<string, ProgramTool> = programTools(allowed, { ...ctx, programDepth: depth }, options.rules);
+      // An outside caller's principal is this run's; programs it calls run as themselves.
+      const { principal = programPrincipal(program), ...rest } = ctx;
+      const tools: Record<string, ProgramTool> = programTools(allowed, { ...rest, programDepth: depth }, options.rules);
       for (const name of record.tools) {
         tools[name] ??= async () => ({ decision: { action: 'deny', reason: 'not in this session' }, ok: false, error: `tool ${name} is not available in this session` });
       }
@@ -97,7 +99,7 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
         tools,
         session: options.session,
         signal: ctx.signal,
-        principal: programPrincipal(program),
+        principal,
         args: input,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.store ? { store: options.store } : {}),

@@ -1,0 +1,177 @@
+import { mkdirSync, realpathSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { version } from '../../package.json';
+import { loadConfig } from '../config/config';
+import { fenceHome } from '../config/paths';
+import { trustNotice } from '../config/trust';
+import { newSessionId, PRIVATE_FOLDER, SessionStore } from '../conversation/session-store';
+import { approvalsDir } from '../ptc/approvals';
+import { approvedPrograms, programLabel, programRoots } from '../ptc/saved-programs';
+import type { BashSession } from '../runtime/bash-session';
+import type { ToolContext, ToolSpec } from '../tools/define-tool';
+import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
+import { startMcpServers } from './mcp-servers';
+import { createProgramServer, type ServedProgram } from './mcp-serve';
+import { openSessionSandbox } from './session-sandbox';
+import { buildToolset, type Toolset } from './toolset';
+import { resolveWorkspace } from './workspace';
+
+/** Options of `fence mcp serve`. */
+export interface McpServeOptions {
+  workspace?: string;
+  printConfig?: boolean;
+}
+
+/** How long approvals must stay still before the programs are listed again. */
+const APPROVALS_SETTLE_MS = 200;
+
+/**
+ * `fence mcp serve`: serves the approved programs visible from the workspace (the user's, and
+ * the project's when the folder is trusted) as MCP tools over stdio, until the client closes
+ * stdin or the process is told to stop. Calls run as they run for fence's own model (see
+ * `createProgramServer`), in one session made for the serve, whose folder keeps their traces,
+ * with the workspace's OS sandbox and MCP servers. When approvals change while it serves, the
+ * programs are listed again and the client told. stdout carries only MCP messages; notices and
+ * problems go to stderr. With `printConfig`, prints a client config that starts it and exits.
+ * Returns the exit code: 0, or 1 when the workspace, config or sandbox cannot be used.
+ */
+export async function mcpServeCommand(options: McpServeOptions): Promise<number> {
+  const err = (line: string) => process.stderr.write(`${line}\n`);
+  const workspace = resolveWorkspace(options.workspace);
+  if ('error' in workspace) {
+    err(`fence: ${workspace.error}`);
+    return 1;
+  }
+  if (options.printConfig) {
+    process.stdout.write(`${JSON.stringify(clientConfig(workspace.path), null, 2)}\n`);
+    return 0;
+  }
+  const loaded = loadConfig({ workspace: workspace.path, env: process.env });
+  if ('error' in loaded) {
+    err(`fence: ${loaded.error}`);
+    return 1;
+  }
+  const { config } = loaded;
+  const untrusted = config.trust && trustNotice(config.trust);
+  if (untrusted) err(untrusted);
+
+  const home = fenceHome();
+  const id = newSessionId();
+  const session = { id, dir: join(home, 'sessions', id) };
+  const chosen = openSessionSandbox({ config: config.sandbox, workspace: workspace.path, fenceHome: home, sessionId: id });
+  if ('error' in chosen) {
+    err(`fence: ${chosen.error}`);
+    return 1;
+  }
+  const { sandbox } = chosen;
+  if (chosen.warning) err(chosen.warning);
+  for (const line of config.sandbox.ignored) err(`fence: ${line}`);
+  const mcp = await startMcpServers(config, workspace.path, { dir: join(home, 'mcp-tools') }, sandbox.kind === 'none' ? undefined : sandbox);
+  for (const problem of mcp.problems) err(`fence: ${problem}`);
+
+  const roots = () => programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project');
+  let toolset = buildToolset(config, session, mcp.tools, approvedPrograms(roots(), home));
+  let served = servedPrograms(toolset, approvedPrograms(roots(), home));
+  for (const problem of toolset.problems) err(`fence: ${problem}`);
+  const store = SessionStore.create(home, {
+    id,
+    model: 'none (fence mcp serve)',
+    workspace: workspace.path,
+    toolFormat: 'tool',
+    tools: served.map((entry) => entry.tool.name),
+  });
+  err(`fence: serving ${served.length} approved program${served.length === 1 ? '' : 's'} over stdio${served.length > 0 ? `: ${served.map((entry) => programLabel(entry.program.record)).join(', ')}` : ''}`);
+
+  let bash: Promise<BashSession> | undefined;
+  const context = (signal: AbortSignal): ToolContext => ({
+    workspace: workspace.path,
+    signal,
+    sandbox: sandbox.policy,
+    ...(sandbox.kind === 'none' ? {} : { sandboxCommand: sandbox.wrap }),
+    bash: () =>
+      (bash ??= import('../runtime/bash-session').then(({ BashSession }) =>
+        BashSession.start({ cwd: workspace.path, passEnv: config.sandbox.passEnv, ...(sandbox.kind === 'none' ? {} : { sandbox }) }),
+      )),
+  });
+  const programServer = createProgramServer({ programs: () => served, rules: () => toolset.rules, context, version });
+
+  // Approvals given or revoked while serving: list the programs again and tell the client.
+  const relist = () => {
+    const programs = approvedPrograms(roots(), home);
+    const next = buildToolset(config, session, mcp.tools, programs, { budget: toolset.budget, store: toolset.store });
+    const before = served.map((entry) => `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}`).join('\n');
+    toolset = next;
+    served = servedPrograms(next, programs);
+    const after = served.map((entry) => `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}`).join('\n');
+    if (before !== after) void programServer.listChanged();
+  };
+  const watcher = watchApprovals(home, relist);
+
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.stdin.once('end', stop);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    transport.onclose = stop;
+  });
+  try {
+    await programServer.server.connect(transport);
+    await closed;
+  } finally {
+    watcher?.close();
+    await programServer.server.close().catch(() => undefined);
+    const shell = await bash?.catch(() => undefined);
+    await Promise.all([shell?.close(), mcp.close()]);
+    sandbox.close();
+    store.close();
+  }
+  return 0;
+}
+
+/** The approved programs the toolset made tools of (one left out for its name is not served), each with its tool. */
+function servedPrograms(toolset: Toolset, programs: ReturnType<typeof approvedPrograms>): ServedProgram[] {
+  const tools = new Map<string, ToolSpec>(toolset.eligible.filter((tool) => tool.group === SAVED_PROGRAMS_GROUP).map((tool) => [tool.name, tool]));
+  return programs.flatMap((program) => {
+    const tool = tools.get(program.record.name);
+    return tool ? [{ program, tool }] : [];
+  });
+}
+
+/**
+ * Calls `onChange` once approvals have stayed still for a moment after changing. Undefined
+ * when the folder cannot be watched: the list then stays as it was at the start.
+ */
+function watchApprovals(home: string, onChange: () => void): FSWatcher | undefined {
+  const dir = approvalsDir(home);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    mkdirSync(dir, { recursive: true, mode: PRIVATE_FOLDER });
+    const watcher = watch(dir, () => {
+      clearTimeout(timer);
+      timer = setTimeout(onChange, APPROVALS_SETTLE_MS);
+    });
+    watcher.on('close', () => clearTimeout(timer));
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A generic MCP client's config that starts this serve: node by its absolute path running
+ * fence's own entry script by its real path, so it works from any folder and with any PATH
+ * (clients started from a desktop often have a short one, and `npx fence` outside a project
+ * that has fence installed would fetch whatever the registry calls `fence`).
+ */
+export function clientConfig(workspace: string): { mcpServers: Record<string, { command: string; args: string[] }> } {
+  let script = process.argv[1] ?? 'fence';
+  try {
+    script = realpathSync(script);
+  } catch {
+    // Keep it as given.
+  }
+  return { mcpServers: { fence: { command: process.execPath, args: [script, 'mcp', 'serve', '-w', workspace] } } };
+}

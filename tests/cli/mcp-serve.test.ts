@@ -1,0 +1,175 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
+
+const cli = useCliRun();
+
+const GREET = [
+  '// intent: greet someone by name',
+  '// param name: string = "world" — who to greet',
+  '// param times: integer = 1',
+  'print(`hello ${args.name}`);',
+  'return { greeting: `hello ${args.name}`, times: args.times };',
+].join('\n');
+const SUM = ['// intent: add numbers up', '// param numbers: number[]', 'print("adding");', 'return args.numbers.reduce((a, b) => a + b, 0);'].join('\n');
+const PEEK = [
+  '// intent: look at the secret key',
+  'try {',
+  '  return { text: await read({ path: "secret/key.txt" }) };',
+  '} catch (error) {',
+  '  return { refused: error.message };',
+  '}',
+].join('\n');
+const DRAFT = ['// intent: a draft nobody approved', 'return "draft";'].join('\n');
+
+/** The user's config for every run here: no OS sandbox (not what these tests are about), and `secret/**` denied to `read`. */
+function env(): Record<string, string> {
+  const xdg = join(dirname(cli.dirs.workspace), 'xdg');
+  mkdirSync(join(xdg, 'fence'), { recursive: true });
+  writeFileSync(join(xdg, 'fence', 'config.toml'), '[sandbox]\nmode = "off"\n\n[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n');
+  return { ...cli.env(), XDG_CONFIG_HOME: xdg };
+}
+
+function fence(args: string[]) {
+  return runFence(args, { cwd: cli.dirs.workspace, env: env(), timeoutMs: 60_000 });
+}
+
+/** Runs `code` with `fence run`, saves it as `name`, and approves it unless told not to. */
+async function saveProgram(name: string, code: string, approve = true, jsonArgs?: string): Promise<void> {
+  writeFileSync(join(cli.dirs.workspace, `${name}.js`), code);
+  const run = await fence(['run', `${name}.js`, ...(jsonArgs ? ['--json-args', jsonArgs] : [])]);
+  const trace = /^trace (\S+)/m.exec(run.stderr)?.[1];
+  if (!trace) throw new Error(`no trace in: ${run.stderr}`);
+  expect((await fence(['programs', 'save', name, '--from-trace', trace])).exitCode).toBe(0);
+  if (approve) expect((await fence(['programs', 'approve', `${name}@1`])).exitCode).toBe(0);
+}
+
+/** A client connected to `fence mcp serve` on the test's workspace, as `clientName`. */
+async function connect(clientName = 'Test Client/1'): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace],
+    cwd: cli.dirs.workspace,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...env() },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: clientName, version: '1.0.0' });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
+}
+
+function text(result: CallToolResult): string {
+  return result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+}
+
+/** Every trace written under the test's FENCE_HOME. */
+function traces(): { principal: string; intent?: string; ok: boolean }[] {
+  const sessions = join(cli.dirs.home, 'sessions');
+  return readdirSync(sessions).flatMap((id) => {
+    const dir = join(sessions, id, 'traces');
+    let files: string[] = [];
+    try {
+      files = readdirSync(dir);
+    } catch {
+      return [];
+    }
+    return files.map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { principal: string; intent?: string; ok: boolean });
+  });
+}
+
+describe('fence mcp serve', () => {
+  it('serves approved programs with their schemas, runs calls as the client, and refuses what policy denies', { timeout: 180_000 }, async () => {
+    mkdirSync(join(cli.dirs.workspace, 'secret'));
+    writeFileSync(join(cli.dirs.workspace, 'secret', 'key.txt'), 'hunter2\n');
+    await saveProgram('greet', GREET);
+    await saveProgram('sum', SUM, true, '{"numbers":[1,2]}');
+    await saveProgram('peek', PEEK);
+    await saveProgram('draft', DRAFT, false);
+
+    const { client, stderr } = await connect();
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['greet', 'peek', 'sum']);
+      const greet = tools.find((tool) => tool.name === 'greet');
+      expect(greet?.description).toBe('Greet someone by name');
+      expect(greet?.inputSchema).toMatchObject({
+        type: 'object',
+        properties: { name: { type: 'string', default: 'world', description: 'who to greet' }, times: { type: 'integer', default: 1 } },
+      });
+      expect(greet?.inputSchema.required ?? []).toEqual([]);
+      expect(tools.find((tool) => tool.name === 'sum')?.inputSchema).toMatchObject({ properties: { numbers: { type: 'array', items: { type: 'number' } } }, required: ['numbers'] });
+      expect(tools.find((tool) => tool.name === 'peek')?.inputSchema).toMatchObject({ type: 'object', properties: {} });
+
+      const hello = (await client.callTool({ name: 'greet', arguments: { name: 'Ada' } })) as CallToolResult;
+      expect(hello.isError).toBeFalsy();
+      expect(hello.content[0]).toEqual({ type: 'text', text: 'hello Ada' });
+      expect(hello.structuredContent).toEqual({ greeting: 'hello Ada', times: 1 });
+
+      const defaults = (await client.callTool({ name: 'greet', arguments: {} })) as CallToolResult;
+      expect(defaults.structuredContent).toEqual({ greeting: 'hello world', times: 1 });
+
+      const total = (await client.callTool({ name: 'sum', arguments: { numbers: [1, 2, 3.5] } })) as CallToolResult;
+      expect(total.content[0]).toEqual({ type: 'text', text: 'adding' });
+      expect(total.structuredContent).toEqual({ result: 6.5 });
+
+      const wrong = (await client.callTool({ name: 'greet', arguments: { name: 42 } })) as CallToolResult;
+      expect(wrong.isError).toBe(true);
+      expect(text(wrong)).toContain('name:');
+      const missing = (await client.callTool({ name: 'sum', arguments: {} })) as CallToolResult;
+      expect(missing.isError).toBe(true);
+      expect(text(missing)).toContain('numbers');
+
+      const peek = (await client.callTool({ name: 'peek', arguments: {} })) as CallToolResult;
+      expect(JSON.stringify(peek)).not.toContain('hunter2');
+      expect(peek.structuredContent).toEqual({ refused: expect.stringContaining('read denied') });
+
+      const draft = (await client.callTool({ name: 'draft', arguments: {} })) as CallToolResult;
+      expect(draft.isError).toBe(true);
+      expect(JSON.stringify(draft)).not.toContain('"draft"}');
+      expect(stderr()).toContain('serving 3 approved programs');
+    } finally {
+      await client.close();
+    }
+
+    // One trace per call that ran (the bad arguments and the unserved draft ran nothing), each as the client.
+    const mine = traces().filter((trace) => trace.principal.startsWith('mcp:'));
+    expect(mine).toHaveLength(4);
+    expect(new Set(mine.map((trace) => trace.principal))).toEqual(new Set(['mcp:test-client-1']));
+    expect(mine.map((trace) => trace.intent)).toContain('look at the secret key');
+    const list = await fence(['trace', 'list']);
+    expect(list.stdout.match(/look at the secret key/g)?.length).toBe(2);
+  });
+
+  it('tells the client when a program is approved while it serves', { timeout: 180_000 }, async () => {
+    await saveProgram('greet', GREET);
+    await saveProgram('draft', DRAFT, false);
+    const { client } = await connect();
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['greet']);
+      const changed = new Promise<void>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+      expect((await fence(['programs', 'approve', 'draft@1'])).exitCode).toBe(0);
+      await changed;
+      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['draft', 'greet']);
+      const draft = (await client.callTool({ name: 'draft', arguments: {} })) as CallToolResult;
+      expect(draft.structuredContent).toEqual({ result: 'draft' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('prints a client config that starts it on the workspace', async () => {
+    const result = await fence(['mcp', 'serve', '-w', cli.dirs.workspace, '--print-config']);
+    expect(result.exitCode).toBe(0);
+    const config = JSON.parse(result.stdout) as { mcpServers: { fence: { command: string; args: string[] } } };
+    expect(config.mcpServers.fence.command).toBe(process.execPath);
+    expect(config.mcpServers.fence.args).toEqual([FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace]);
+  });
+});
