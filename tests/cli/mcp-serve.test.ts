@@ -24,13 +24,17 @@ const PEEK = [
   '  return { refused: error.message };',
   '}',
 ].join('\n');
+const SPIN = ['// intent: spin until stopped', '// param spin: boolean = false', 'do {', '  await glob({ pattern: "*.js" });', '} while (args.spin);', 'return "stopped spinning";'].join('\n');
 const DRAFT = ['// intent: a draft nobody approved', 'return "draft";'].join('\n');
 
-/** The user's config for every run here: no OS sandbox (not what these tests are about), and `secret/**` denied to `read`. */
+/**
+ * The user's config for every run here: no OS sandbox (not what these tests are about), room
+ * for a program that calls tools until it is stopped, and `secret/**` denied to `read`.
+ */
 function env(): Record<string, string> {
   const xdg = join(dirname(cli.dirs.workspace), 'xdg');
   mkdirSync(join(xdg, 'fence'), { recursive: true });
-  writeFileSync(join(xdg, 'fence', 'config.toml'), '[sandbox]\nmode = "off"\n\n[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n');
+  writeFileSync(join(xdg, 'fence', 'config.toml'), '[sandbox]\nmode = "off"\n\n[ptc]\nmax_tool_calls = 10000000\n\n[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n');
   return { ...cli.env(), XDG_CONFIG_HOME: xdg };
 }
 
@@ -71,7 +75,7 @@ function text(result: CallToolResult): string {
 }
 
 /** Every trace written under the test's FENCE_HOME. */
-function traces(): { principal: string; intent?: string; ok: boolean }[] {
+function traces(): { principal: string; intent?: string; ok: boolean; error?: { kind: string } }[] {
   const sessions = join(cli.dirs.home, 'sessions');
   return readdirSync(sessions).flatMap((id) => {
     const dir = join(sessions, id, 'traces');
@@ -81,7 +85,7 @@ function traces(): { principal: string; intent?: string; ok: boolean }[] {
     } catch {
       return [];
     }
-    return files.map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { principal: string; intent?: string; ok: boolean });
+    return files.map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { principal: string; intent?: string; ok: boolean; error?: { kind: string } });
   });
 }
 
@@ -160,6 +164,28 @@ describe('fence mcp serve', () => {
       expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['draft', 'greet']);
       const draft = (await client.callTool({ name: 'draft', arguments: {} })) as CallToolResult;
       expect(draft.structuredContent).toEqual({ result: 'draft' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("stops a program when the client cancels the call, and goes on serving", { timeout: 180_000 }, async () => {
+    await saveProgram('spin', SPIN);
+    const { client } = await connect();
+    try {
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'spin', arguments: { spin: true } }, undefined, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 500);
+      await expect(call).rejects.toThrow();
+      let stopped: ReturnType<typeof traces>[number] | undefined;
+      while (!stopped) {
+        stopped = traces().find((trace) => trace.principal.startsWith('mcp:'));
+        if (!stopped) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(stopped.ok).toBe(false);
+      expect(stopped.error?.kind).toBe('aborted');
+      const after = (await client.callTool({ name: 'spin', arguments: {} })) as CallToolResult;
+      expect(after.structuredContent).toEqual({ result: 'stopped spinning' });
     } finally {
       await client.close();
     }
