@@ -177,6 +177,27 @@ describe('an approved program as a tool', () => {
     expect(result.output).toContain('not for this program');
   });
 
+  it("runs as an outside caller's principal when one is given, and the programs it calls as themselves", async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
+    await approve('first_line', FIRST_LINE);
+    const outer = ['// intent: call first_line', 'return await first_line({ path: "a.txt" });'].join('\n');
+    const firstLine = async () => ({ decision: { action: 'allow' as const }, ok: true as const, value: 'alpha' });
+    const { trace } = await runProgram({ code: outer, tools: { first_line: firstLine }, session: sessionRef() });
+    approveTrace('outer', trace, ['first_line']);
+    const tools = toolsWith({ policy: [{ tool: 'first_line', principal: 'mcp:*', action: 'deny', reason: 'not for clients' }] });
+    const spec = tool(tools, 'outer');
+    const result = await spec.execute(spec.parameters.parse({}), { ...makeToolContext(workspace()), principal: 'mcp:some-client' });
+    expect(result.isError).toBe(true);
+    expect(result.output).toContain('not for clients');
+    expect(traces().some((t) => t.principal === 'mcp:some-client' && t.intent === 'call first_line')).toBe(true);
+
+    // Without the rule, the inner program runs, as itself.
+    const allowed = tool(toolsWith(), 'outer');
+    const ran = await allowed.execute(allowed.parameters.parse({}), { ...makeToolContext(workspace()), principal: 'mcp:some-client' });
+    expect(ran.value).toBe('alpha');
+    expect(traces().some((t) => t.principal === 'program:first_line@1')).toBe(true);
+  });
+
   it(`stops programs calling programs past ${MAX_PROGRAM_DEPTH} deep`, async () => {
     // Saved from a run that stopped at once; called with a depth, it calls itself.
     const code = [
