@@ -98,8 +98,15 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
 
   // Approvals given or revoked while serving: list the programs again and tell the client.
   const relist = () => {
-    const programs = approvedPrograms(roots(), home);
-    const next = buildToolset(config, session, mcp.tools, programs, { budget: toolset.budget, store: toolset.store });
+    let programs: ReturnType<typeof approvedPrograms>;
+    let next: Toolset;
+    try {
+      programs = approvedPrograms(roots(), home);
+      next = buildToolset(config, session, mcp.tools, programs, { budget: toolset.budget, store: toolset.store });
+    } catch (error) {
+      err(`fence: the approved programs could not be listed again: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
     const before = served.map((entry) => `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}`).join('\n');
     toolset = next;
     served = servedPrograms(next, programs);
