@@ -103,10 +103,11 @@ function buildProgram(): Command {
     });
   mcp
     .command('serve')
-    .description("serve the approved saved programs as MCP tools over stdio, for other agents (stdout carries only MCP messages)")
+    .description("serve the approved saved programs as MCP tools over stdio (stdout carries only MCP messages) or streamable HTTP, for other agents")
     .option('-w, --workspace <dir>', 'folder the programs work in, whose .fence/programs/ counts when trusted (default: the current folder)')
-    .option('--print-config', 'print a JSON config for an MCP client that starts this server, and exit')
-    .action(async (options: { workspace?: string; printConfig?: boolean }) => {
+    .option('--http <[host:]port>', 'serve streamable HTTP at /mcp on this port (host 127.0.0.1 unless given), with a bearer token: FENCE_MCP_TOKEN, or one made and shown on stderr')
+    .option('--print-config', 'print a JSON config for an MCP client that starts this server (with --http: that reaches it), and exit')
+    .action(async (options: { workspace?: string; printConfig?: boolean; http?: string }) => {
       const { mcpServeCommand } = await import('./mcp-serve-command');
       process.exitCode = await mcpServeCommand(options);
     });

@@ -12,7 +12,8 @@ import type { BashSession } from '../runtime/bash-session';
 import type { ToolContext, ToolSpec } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
 import { startMcpServers } from './mcp-servers';
-import { createProgramServer, type ServedProgram } from './mcp-serve';
+import { chooseToken, endpointUrl, parseHttpAddress, serveHttp, TOKEN_VARIABLE, type HttpAddress } from './mcp-http';
+import { createProgramServer, type ProgramServer, type ServedProgram } from './mcp-serve';
 import { openSessionSandbox } from './session-sandbox';
 import { buildToolset, type Toolset } from './toolset';
 import { resolveWorkspace } from './workspace';
@@ -21,6 +22,8 @@ import { resolveWorkspace } from './workspace';
 export interface McpServeOptions {
   workspace?: string;
   printConfig?: boolean;
+  /** `[host:]port` to serve streamable HTTP on instead of stdio. */
+  http?: string;
 }
 
 /** How long approvals must stay still before the programs are listed again. */
@@ -33,8 +36,11 @@ const APPROVALS_SETTLE_MS = 200;
  * `createProgramServer`), in one session made for the serve, whose folder keeps their traces,
  * with the workspace's OS sandbox and MCP servers. When approvals change while it serves, the
  * programs are listed again and the client told. stdout carries only MCP messages; notices and
- * problems go to stderr. With `printConfig`, prints a client config that starts it and exits.
- * Returns the exit code: 0, or 1 when the workspace, config or sandbox cannot be used.
+ * problems go to stderr. With `http`, serves streamable HTTP instead (see `serveHttp`), until
+ * the process is told to stop. With `printConfig`, prints a client config that starts it (or,
+ * with `http`, that reaches it) and exits. Returns the exit code: 0; 1 when the workspace,
+ * config, sandbox or address cannot be used; 2 when `http` is not an address or would open the
+ * programs beyond loopback without `FENCE_MCP_TOKEN`.
  */
 export async function mcpServeCommand(options: McpServeOptions): Promise<number> {
   const err = (line: string) => process.stderr.write(`${line}\n`);
@@ -43,9 +49,28 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     err(`fence: ${workspace.error}`);
     return 1;
   }
+  let address: HttpAddress | undefined;
+  if (options.http !== undefined) {
+    const parsed = parseHttpAddress(options.http);
+    if ('error' in parsed) {
+      err(`fence: ${parsed.error}`);
+      return 2;
+    }
+    address = parsed;
+  }
   if (options.printConfig) {
-    process.stdout.write(`${JSON.stringify(clientConfig(workspace.path), null, 2)}\n`);
+    if (address?.port === 0) {
+      err('fence: --print-config --http needs the port clients will reach, not 0');
+      return 2;
+    }
+    const printed = address ? httpClientConfig(address) : clientConfig(workspace.path);
+    process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
     return 0;
+  }
+  const chosenToken = address && chooseToken(address, process.env);
+  if (chosenToken && 'error' in chosenToken) {
+    err(`fence: ${chosenToken.error}`);
+    return 2;
   }
   const loaded = loadConfig({ workspace: workspace.path, env: process.env });
   if ('error' in loaded) {
@@ -81,7 +106,6 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     toolFormat: 'tool',
     tools: served.map((entry) => entry.tool.name),
   });
-  err(`fence: serving ${served.length} approved program${served.length === 1 ? '' : 's'} over stdio${served.length > 0 ? `: ${served.map((entry) => programLabel(entry.program.record)).join(', ')}` : ''}`);
 
   let bash: Promise<BashSession> | undefined;
   const context = (signal: AbortSignal): ToolContext => ({
@@ -94,7 +118,10 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
         BashSession.start({ cwd: workspace.path, passEnv: config.sandbox.passEnv, ...(sandbox.kind === 'none' ? {} : { sandbox }) }),
       )),
   });
-  const programServer = createProgramServer({ programs: () => served, rules: () => toolset.rules, context, version });
+  const newServer = (): ProgramServer => createProgramServer({ programs: () => served, rules: () => toolset.rules, context, version });
+  const servingLine = (over: string) =>
+    `fence: serving ${served.length} approved program${served.length === 1 ? '' : 's'} over ${over}${served.length > 0 ? `: ${served.map((entry) => programLabel(entry.program.record)).join(', ')}` : ''}`;
+  let listChanged = async (): Promise<void> => undefined;
 
   // Approvals given or revoked while serving: list the programs again and tell the client.
   const relist = () => {
@@ -111,28 +138,57 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     toolset = next;
     served = servedPrograms(next, programs);
     const after = served.map((entry) => `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}`).join('\n');
-    if (before !== after) void programServer.listChanged();
+    if (before !== after) void listChanged();
   };
   const watcher = watchApprovals(home, relist);
 
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  const cleanUp = async () => {
+    watcher?.close();
+    const shell = await bash?.catch(() => undefined);
+    await Promise.all([shell?.close(), mcp.close()]);
+    sandbox.close();
+    store.close();
+  };
+
+  if (address && chosenToken) {
+    const http = await serveHttp({ address, token: chosenToken.token, newServer, problem: err });
+    if ('error' in http) {
+      err(`fence: ${http.error}`);
+      await cleanUp();
+      return 1;
+    }
+    listChanged = () => http.listChanged();
+    err(servingLine(`HTTP at ${endpointUrl(http.address)}`));
+    if (chosenToken.generated) err(`fence: clients must send Authorization: Bearer ${chosenToken.token} (set ${TOKEN_VARIABLE} to choose the token)`);
+    try {
+      await stopped;
+    } finally {
+      await http.close();
+      await cleanUp();
+    }
+    return 0;
+  }
+
+  const programServer = newServer();
+  listChanged = () => programServer.listChanged();
+  err(servingLine('stdio'));
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.stdin.once('end', stop);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    void stopped.then(stop);
     transport.onclose = stop;
   });
   try {
     await programServer.server.connect(transport);
     await closed;
   } finally {
-    watcher?.close();
     await programServer.server.close().catch(() => undefined);
-    const shell = await bash?.catch(() => undefined);
-    await Promise.all([shell?.close(), mcp.close()]);
-    sandbox.close();
-    store.close();
+    await cleanUp();
   }
   return 0;
 }
@@ -181,4 +237,13 @@ export function clientConfig(workspace: string): { mcpServers: Record<string, { 
     // Keep it as given.
   }
   return { mcpServers: { fence: { command: process.execPath, args: [script, 'mcp', 'serve', '-w', workspace] } } };
+}
+
+/**
+ * A client config that reaches the HTTP endpoint at `address`, in the form Claude Code's
+ * `.mcp.json` and other clients read: the URL and an `Authorization` header that takes the
+ * token from the client's own `FENCE_MCP_TOKEN`, so no token is written into a file.
+ */
+export function httpClientConfig(address: HttpAddress): { mcpServers: Record<string, { type: 'http'; url: string; headers: Record<string, string> }> } {
+  return { mcpServers: { fence: { type: 'http', url: endpointUrl(address), headers: { Authorization: `Bearer \${${TOKEN_VARIABLE}}` } } } };
 }

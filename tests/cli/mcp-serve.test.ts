@@ -1,20 +1,14 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
+import { FENCE_BIN, useCliRun } from '../support/run-cli';
+import { GREET, programRig } from '../support/served-programs';
 
 const cli = useCliRun();
 
-const GREET = [
-  '// intent: greet someone by name',
-  '// param name: string = "world" — who to greet',
-  '// param times: integer = 1',
-  'print(`hello ${args.name}`);',
-  'return { greeting: `hello ${args.name}`, times: args.times };',
-].join('\n');
 const SUM = ['// intent: add numbers up', '// param numbers: number[]', 'print("adding");', 'return args.numbers.reduce((a, b) => a + b, 0);'].join('\n');
 const PEEK = [
   '// intent: look at the secret key',
@@ -27,30 +21,7 @@ const PEEK = [
 const SPIN = ['// intent: spin until stopped', '// param spin: boolean = false', 'do {', '  await glob({ pattern: "*.js" });', '} while (args.spin);', 'return "stopped spinning";'].join('\n');
 const DRAFT = ['// intent: a draft nobody approved', 'return "draft";'].join('\n');
 
-/**
- * The user's config for every run here: no OS sandbox (not what these tests are about), room
- * for a program that calls tools until it is stopped, and `secret/**` denied to `read`.
- */
-function env(): Record<string, string> {
-  const xdg = join(dirname(cli.dirs.workspace), 'xdg');
-  mkdirSync(join(xdg, 'fence'), { recursive: true });
-  writeFileSync(join(xdg, 'fence', 'config.toml'), '[sandbox]\nmode = "off"\n\n[ptc]\nmax_tool_calls = 10000000\n\n[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n');
-  return { ...cli.env(), XDG_CONFIG_HOME: xdg };
-}
-
-function fence(args: string[]) {
-  return runFence(args, { cwd: cli.dirs.workspace, env: env(), timeoutMs: 60_000 });
-}
-
-/** Runs `code` with `fence run`, saves it as `name`, and approves it unless told not to. */
-async function saveProgram(name: string, code: string, approve = true, jsonArgs?: string): Promise<void> {
-  writeFileSync(join(cli.dirs.workspace, `${name}.js`), code);
-  const run = await fence(['run', `${name}.js`, ...(jsonArgs ? ['--json-args', jsonArgs] : [])]);
-  const trace = /^trace (\S+)/m.exec(run.stderr)?.[1];
-  if (!trace) throw new Error(`no trace in: ${run.stderr}`);
-  expect((await fence(['programs', 'save', name, '--from-trace', trace])).exitCode).toBe(0);
-  if (approve) expect((await fence(['programs', 'approve', `${name}@1`])).exitCode).toBe(0);
-}
+const { env, fence, saveProgram } = programRig(cli);
 
 /** A client connected to `fence mcp serve` on the test's workspace, as `clientName`. */
 async function connect(clientName = 'Test Client/1'): Promise<{ client: Client; stderr: () => string }> {
