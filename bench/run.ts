@@ -15,6 +15,7 @@ import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { edgeAims, edgeFigures } from './edges';
 import { mcpStartFigures } from './mcp';
+import { mcpServeFigures } from './mcp-serve';
 import { scanNestedSave, scanOneMegabyte } from './parse';
 import { offeredProgramsMs, programsTestWallTime, replayFigures } from './programs';
 import { financeFigures, median, sandboxFigures } from './ptc';
@@ -179,6 +180,11 @@ const mcpStart = await mcpStartFigures();
 console.log('\n| MCP server at session start (finance example) | fence | aim |\n|---|---|---|');
 console.log(`| start-up to first request, server started and listed | ${fmt(mcpStart.listedMs, 'ms')} | |`);
 console.log(`| start-up to first request, tools from the cache (server not started) | ${fmt(mcpStart.cachedMs, 'ms')} | as without a server |`);
+
+const serve = await mcpServeFigures();
+console.log('\n| `fence mcp serve` (a program reading a file, default sandbox) | stdio | streamable HTTP |\n|---|---|---|');
+console.log(`| one served call, client → fence → program → tool → client (median of 200) | ${fmt(serve.callMs.stdio, 'ms')} | ${fmt(serve.callMs.http, 'ms')} |`);
+console.log(`| spawn → first \`tools/list\` answered (median of 5) | ${fmt(serve.startMs.stdio, 'ms')} | ${fmt(serve.startMs.http, 'ms')} |`);
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);
