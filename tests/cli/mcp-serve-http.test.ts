@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { listTraces } from '../../src/ptc/trace';
 import { FENCE_BIN, useCliRun } from '../support/run-cli';
 import { GREET, programRig } from '../support/served-programs';
 
@@ -81,17 +80,7 @@ function initialize(url: string, headers: Record<string, string>): Promise<Respo
 
 /** The principals of every trace written under the test's FENCE_HOME. */
 function tracePrincipals(): string[] {
-  const sessions = join(cli.dirs.home, 'sessions');
-  return readdirSync(sessions).flatMap((id) => {
-    const dir = join(sessions, id, 'traces');
-    let files: string[] = [];
-    try {
-      files = readdirSync(dir);
-    } catch {
-      return [];
-    }
-    return files.map((file) => (JSON.parse(readFileSync(join(dir, file), 'utf8')) as { principal: string }).principal);
-  });
+  return listTraces(cli.dirs.home).map((stored) => stored.trace.principal);
 }
 
 describe('fence mcp serve --http', () => {

@@ -1,9 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { listTraces, type ProgramTrace } from '../../src/ptc/trace';
 import { FENCE_BIN, useCliRun } from '../support/run-cli';
 import { GREET, programRig } from '../support/served-programs';
 
@@ -46,18 +47,8 @@ function text(result: CallToolResult): string {
 }
 
 /** Every trace written under the test's FENCE_HOME. */
-function traces(): { principal: string; intent?: string; ok: boolean; error?: { kind: string } }[] {
-  const sessions = join(cli.dirs.home, 'sessions');
-  return readdirSync(sessions).flatMap((id) => {
-    const dir = join(sessions, id, 'traces');
-    let files: string[] = [];
-    try {
-      files = readdirSync(dir);
-    } catch {
-      return [];
-    }
-    return files.map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { principal: string; intent?: string; ok: boolean; error?: { kind: string } });
-  });
+function traces(): ProgramTrace[] {
+  return listTraces(cli.dirs.home).map((stored) => stored.trace);
 }
 
 describe('fence mcp serve', () => {

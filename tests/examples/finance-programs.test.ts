@@ -1,8 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { ProgramTrace } from '../../src/ptc/trace';
+import { listTraces, type ProgramTrace } from '../../src/ptc/trace';
 import { readMessages } from '../../src/conversation/session-store';
 import { runFence, useCliRun } from '../support/run-cli';
 
@@ -21,17 +20,7 @@ function sessionLog(name: string) {
 
 /** Every trace the sessions of the test's FENCE_HOME wrote. */
 function allTraces(): ProgramTrace[] {
-  const sessions = join(cli.dirs.home, 'sessions');
-  return readdirSync(sessions).flatMap((session) => {
-    const dir = join(sessions, session, 'traces');
-    let names: string[] = [];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return [];
-    }
-    return names.map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')) as ProgramTrace);
-  });
+  return listTraces(cli.dirs.home).map((stored) => stored.trace);
 }
 
 describe('the finance program as procedural memory', () => {
