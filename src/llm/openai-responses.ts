@@ -7,14 +7,14 @@ import type {
   ResponseUsage,
 } from 'openai/resources/responses/responses';
 import type { ReasoningPart, Usage } from '../conversation/message';
-import { createOpenAIClient, type OpenAITarget } from './openai-client';
+import { createOpenAIApiProvider, type OpenAITarget } from './openai-client';
 import { OPENAI_COMPAT } from './openai-compat';
 import { reasoningEffort } from './openai-reasoning';
 import { toResponsesInput } from './openai-responses-input';
 import type { Provider, StreamRequest } from './provider';
 import type { ProviderOptions } from './provider-options';
-import { streamWithRetries, type AttemptEvent } from './retry';
-import { SdkWarnings, warnOnStderr } from './sdk-warnings';
+import type { AttemptEvent } from './retry';
+import type { SdkWarnings } from './sdk-warnings';
 
 type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
 
@@ -36,15 +36,7 @@ const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
  * A `response.failed` or `error` event is a failure retried or reported as any other.
  */
 export function createOpenAIResponsesProvider(target: OpenAITarget, options: ProviderOptions = {}): Provider {
-  const compat = OPENAI_COMPAT[target.provider];
-  const warnings = new SdkWarnings('OpenAI SDK', options.warn ?? warnOnStderr);
-  const { client, baseURL, ownFetch } = createOpenAIClient(target, compat, options, warnings);
-  const name = target.provider;
-  return {
-    name,
-    stream: (request) => streamWithRetries(name, request, (signal) => attempt(client, warnings, name, request, signal), options.retry),
-    ...(ownFetch ? { preconnect: () => ownFetch.preconnect(baseURL) } : {}),
-  };
+  return createOpenAIApiProvider(target, options, ({ client, warnings, name }, request, signal) => attempt(client, warnings, name, request, signal));
 }
 
 /** The body of a Responses request for `request`, with `provider`'s quirks (see `OpenAICompat`). */

@@ -5,14 +5,14 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import type { Usage } from '../conversation/message';
-import { createOpenAIClient, type OpenAITarget } from './openai-client';
-import { OPENAI_COMPAT, type OpenAICompat } from './openai-compat';
+import { createOpenAIApiProvider, type OpenAITarget } from './openai-client';
+import type { OpenAICompat } from './openai-compat';
 import { toOpenAIMessages } from './openai-messages';
 import { reasoningEffort } from './openai-reasoning';
 import type { Provider, StreamRequest } from './provider';
 import type { ProviderOptions } from './provider-options';
-import { streamWithRetries, type AttemptEvent } from './retry';
-import { SdkWarnings, warnOnStderr } from './sdk-warnings';
+import type { AttemptEvent } from './retry';
+import type { SdkWarnings } from './sdk-warnings';
 
 export type { OpenAITarget } from './openai-client';
 
@@ -28,15 +28,7 @@ type FinishEvent = Extract<AttemptEvent, { type: 'finish' }>;
  * sum is the whole prompt, as with Anthropic.
  */
 export function createOpenAIProvider(target: OpenAITarget, options: ProviderOptions = {}): Provider {
-  const compat = OPENAI_COMPAT[target.provider];
-  const warnings = new SdkWarnings('OpenAI SDK', options.warn ?? warnOnStderr);
-  const { client, baseURL, ownFetch } = createOpenAIClient(target, compat, options, warnings);
-  const name = target.provider;
-  return {
-    name,
-    stream: (request) => streamWithRetries(name, request, (signal) => attempt(client, warnings, compat, name, request, signal), options.retry),
-    ...(ownFetch ? { preconnect: () => ownFetch.preconnect(baseURL) } : {}),
-  };
+  return createOpenAIApiProvider(target, options, ({ client, warnings, compat, name }, request, signal) => attempt(client, warnings, compat, name, request, signal));
 }
 
 async function* attempt(
