@@ -84,11 +84,20 @@ export function isUsable(trust: WorkspaceTrust): boolean {
  */
 export function workspaceTrust(workspace: string, home: string = fenceHome()): WorkspaceTrust {
   const key = realPath(workspace);
+  return trustAgainst(key, () => readTrustFile(home).workspaces[key]);
+}
+
+/**
+ * Where the folder `key` (a real path) stands against its record, which `recordOf` gives: read
+ * only when the folder has something of its own to trust, so a plain folder costs no read of
+ * the trust file.
+ */
+function trustAgainst(key: string, recordOf: () => TrustRecord | undefined): WorkspaceTrust {
   const current = fingerprint(key);
   const present = presentParts(key, current);
   const base = { workspace: key, present };
   if (present.length === 0) return { state: 'plain', ...base };
-  const record = readTrustFile(home).workspaces[key];
+  const record = recordOf();
   if (!record) return { state: 'untrusted', ...base };
   const changed = changedFiles(record.files, current);
   if (changed.length > 0) return { state: 'changed', ...base, changed, trustedAt: record.trustedAt };
@@ -128,7 +137,7 @@ export function trustedWorkspaces(home: string = fenceHome()): TrustEntry[] {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([workspace, record]) => {
       if (!isFolder(workspace)) return { workspace, trustedAt: record.trustedAt, state: 'plain' as const, gone: true };
-      const now = workspaceTrust(workspace, home);
+      const now = trustAgainst(workspace, () => record);
       return { workspace, trustedAt: record.trustedAt, state: now.state, ...(now.changed ? { changed: now.changed } : {}) };
     });
 }
