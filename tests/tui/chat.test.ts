@@ -316,8 +316,10 @@ describe('the chat in a terminal', () => {
     chat.type(`count the lines of notes.txt${KEYS.enter}`);
     await chat.waitFor('The notes have two lines.');
     chat.type(`/save-program count_notes${KEYS.enter}`);
-    await chat.waitFor('saved count_notes@1');
+    // The report arrives in pieces through the terminal: wait for its last line before reading it.
+    await chat.waitFor('next: fence programs approve count_notes@1');
     const screen = chat.screen().join('\n');
+    expect(screen).toContain('saved count_notes@1');
     expect(screen).toContain('1 recorded test (1 tool call), replayed: passed');
     expect(screen).toContain('next: fence programs approve count_notes@1');
     expect(readFileSync(join(dirs.home, 'programs', 'count_notes', 'v1.js'), 'utf8')).toContain('// intent: count the lines of the notes');
