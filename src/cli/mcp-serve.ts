@@ -3,6 +3,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { z } from 'zod';
 import type { PolicyRule } from '../policy/admit';
 import type { ProgramRun } from '../ptc/run-program';
+import { parseSignature, returnSchema, type ReturnSchema } from '../ptc/program-params';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { ToolContext, ToolResult, ToolSpec } from '../tools/define-tool';
 import { invokeTool } from '../tools/invoke-tool';
@@ -54,27 +55,53 @@ export function clientPrincipal(name: string | undefined): string {
   return `mcp:${clean || UNNAMED_CLIENT}`;
 }
 
+/** A zod schema as the JSON schema MCP carries, without the `$schema` dialect line. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  return rest;
+}
+
 /**
  * A program as an MCP tool: its name, its intent as the description, its declared parameters
- * as the JSON schema of its input (an object with no properties when it declares none).
+ * as the JSON schema of its input (an object with no properties when it declares none), and,
+ * when its `returns:` type is one fence reads (see `returnSchema`), the JSON schema of its
+ * `structuredContent` as `outputSchema`: the type itself for an object type, otherwise
+ * `{ result: <type> }`, the way `mcpResult` wraps such values.
  */
 export function programAsMcpTool({ program, tool }: ServedProgram): Tool {
-  const schema = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' });
-  const { $schema: _dialect, ...rest } = schema;
+  const input = jsonSchema(tool.parameters, 'input');
   // Arguments it does not declare are dropped, not refused: the schema does not forbid them.
-  if (rest.additionalProperties === false) delete rest.additionalProperties;
-  const inputSchema = { ...rest, type: 'object' } as Tool['inputSchema'];
+  if (input.additionalProperties === false) delete input.additionalProperties;
   const intent = program.record.intent ?? `the saved program ${programLabel(program.record)}`;
-  return { name: program.record.name, title: programLabel(program.record), description: `${intent.charAt(0).toUpperCase()}${intent.slice(1)}`, inputSchema };
+  const served: Tool = {
+    name: program.record.name,
+    title: programLabel(program.record),
+    description: `${intent.charAt(0).toUpperCase()}${intent.slice(1)}`,
+    inputSchema: { ...input, type: 'object' } as Tool['inputSchema'],
+  };
+  const returns = declaredReturn(program);
+  if (returns) {
+    const output = jsonSchema(returns.schema, 'output');
+    served.outputSchema = (returns.object ? { ...output, type: 'object' } : { type: 'object', properties: { result: output }, required: ['result'] }) as Tool['outputSchema'];
+  }
+  return served;
+}
+
+/** The checked type of what a served program returns, when it declares one fence reads. */
+function declaredReturn(program: SavedProgram): ReturnSchema | undefined {
+  return returnSchema(parseSignature(program.code).returns);
 }
 
 /**
  * The MCP result of one served call: what the program printed as text, its return value as
- * `structuredContent` (an object as it is, any other value as `{ result: value }`) and as
- * JSON text too (for clients that read only text), the trace's id in `_meta`. A failed run,
- * invalid arguments or a refusal are `isError` with the message.
+ * `structuredContent` and as JSON text too (for clients that read only text), the trace's id
+ * in `_meta`. An object is the structured content as it is, any other value is
+ * `{ result: value }`; when the program declares a type fence reads (`returns`), the type
+ * decides that, and a value of another type, or none, is an error naming the type: a client
+ * was promised that shape. A failed run, invalid arguments or a refusal are `isError` with
+ * the message.
  */
-export function mcpResult(result: ToolResult): CallToolResult {
+export function mcpResult(result: ToolResult, returns?: ReturnSchema): CallToolResult {
   const run = result.details as ProgramRun | undefined;
   if (!run?.trace) return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   const { trace } = run;
@@ -86,9 +113,18 @@ export function mcpResult(result: ToolResult): CallToolResult {
     content.push({ type: 'text', text: `Program failed (${trace.error.kind})${where}: ${trace.error.message}` });
   }
   const meta = { _meta: { 'fence/trace': trace.id } };
-  if (!trace.ok || trace.result === undefined) return { content, ...meta, ...(trace.ok ? {} : { isError: true }) };
-  content.push({ type: 'text', text: JSON.stringify(trace.result, null, 2) });
-  const isObject = typeof trace.result === 'object' && trace.result !== null && !Array.isArray(trace.result);
+  if (!trace.ok) return { content, ...meta, isError: true };
+  if (trace.result !== undefined) content.push({ type: 'text', text: JSON.stringify(trace.result, null, 2) });
+  if (returns) {
+    const checked = trace.result === undefined ? undefined : returns.schema.safeParse(trace.result);
+    if (!checked?.success) {
+      const problems = checked?.error.issues.map((issue) => `${issue.path.join('.') || 'the value'}: ${issue.message}`).join('; ');
+      const what = checked ? `a value that is not its declared type ${returns.type} (${problems})` : `nothing, though it declares the type ${returns.type}`;
+      content.push({ type: 'text', text: `The program returned ${what}.` });
+      return { content, ...meta, isError: true };
+    }
+  } else if (trace.result === undefined) return { content, ...meta };
+  const isObject = returns ? returns.object : typeof trace.result === 'object' && trace.result !== null && !Array.isArray(trace.result);
   const structuredContent = isObject ? (trace.result as Record<string, unknown>) : { result: trace.result };
   return { content, structuredContent, ...meta };
 }
@@ -117,7 +153,7 @@ export function createProgramServer(options: ProgramServerOptions): ProgramServe
     const intent = served.program.record.intent;
     const ctx = { ...options.context(extra.signal), principal };
     const { result } = await invokeTool(served.tool, args ?? {}, ctx, { principal, rules: options.rules(), notation: 'tool', ...(intent ? { intent } : {}) });
-    return mcpResult(result);
+    return mcpResult(result, declaredReturn(served.program));
   });
   return {
     server,

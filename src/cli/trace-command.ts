@@ -1,5 +1,5 @@
 import { fenceHome } from '../config/paths';
-import { findTrace, listTraces, type ProgramTrace, type TraceCall } from '../ptc/trace';
+import { findTrace, listTraces, type ProgramTrace, type TraceCall, type TraceDecision } from '../ptc/trace';
 
 /** `fence trace list`: one line a program run, newest first. Returns the exit code. */
 export function listTracesCommand(): number {
@@ -32,7 +32,9 @@ export function formatTrace(trace: ProgramTrace, path: string): string {
   const lines: string[] = [];
   lines.push(`trace ${trace.id} · session ${trace.sessionId} · ${trace.createdAt.replace('T', ' ').slice(0, 19)}`);
   lines.push(`file ${path}`);
+  if (trace.program) lines.push(`program ${trace.program}`);
   lines.push(`principal ${trace.principal}${trace.intent ? ` · intent: ${trace.intent}` : ''}`);
+  if (trace.admission) lines.push(`admitted: ${decisionText(trace.admission)}`);
   lines.push(`code sha256 ${trace.sha256}`);
   const { limits, stats } = trace;
   if (trace.runtime === 'python') lines.push('runtime: a Python cell');
@@ -58,9 +60,15 @@ export function formatTrace(trace: ProgramTrace, path: string): string {
 
 function formatCall(call: TraceCall): string {
   const args = short(JSON.stringify(call.args) ?? '', 80);
-  const decision = !call.decision ? 'not decided' : call.decision.action === 'allow' ? 'allow' : `${call.decision.action}: ${call.decision.reason ?? ''}`;
+  const decision = !call.decision ? 'not decided' : decisionText(call.decision);
   const outcome = call.ok ? `ok${describeValue(call)}` : `error: ${short(call.error ?? '', 120)}`;
   return `#${call.seq} +${call.start} ms  ${call.tool} ${args}  [${decision}]  ${call.durationMs} ms  ${outcome}`;
+}
+
+/** `allow` (no rule matched), `allow by a policy rule`, `deny: the reason` (which names the rule). */
+function decisionText(decision: TraceDecision): string {
+  if (decision.action === 'allow') return decision.rule === undefined ? 'allow' : 'allow by a policy rule';
+  return `${decision.action}: ${decision.reason ?? ''}`;
 }
 
 function describeValue(call: TraceCall): string {

@@ -10,9 +10,11 @@ import { z } from 'zod';
  *
  * `param <name>[?]: <type> [= <JSON default>] [— <description>]` (the description may also
  * follow ` - ` or ` -- `). Types: `string`, `number`, `integer`, `boolean`, `object`,
- * `unknown`, a union of string literals (`"low" | "high"`), and any of these followed by `[]`.
- * A parameter is required unless it has `?` or a default. `returns:` is a TypeScript type
- * shown to callers as is. The program reads its arguments as the global `args`.
+ * `unknown`, a union of string literals (`"low" | "high"`), an object of typed properties
+ * (`{ name: string; total?: number }`, `,` or `;` between them), and any of these followed
+ * by `[]`. A parameter is required unless it has `?` or a default. `returns:` is a TypeScript
+ * type shown to callers as is; when it is one of these types, it is also the checked shape of
+ * the program's result (see `returnSchema`). The program reads its arguments as the global `args`.
  */
 export interface ProgramParameter {
   name: string;
@@ -86,7 +88,7 @@ function parseParameter(name: string, question: boolean, rest: string): ProgramP
   const type = (equals < 0 ? head : head.slice(0, equals)).trim();
   if (!type) return { error: 'a type is missing' };
   const schema = typeSchema(type);
-  if (!schema) return { error: `unknown type "${type}" (use string, number, integer, boolean, object, unknown, "a" | "b", or one of these with [])` };
+  if (!schema) return { error: `unknown type "${type}" (use string, number, integer, boolean, object, unknown, "a" | "b", { name: type; … }, or one of these with [])` };
   const parameter: ProgramParameter = { name, type, optional: question };
   if (equals >= 0) {
     const text = head.slice(equals + 1).trim();
@@ -130,25 +132,53 @@ function indexOutsideQuotes(text: string, wanted: string): number {
   return -1;
 }
 
-/** `text` cut at each `|` outside double quotes and parentheses (a literal may hold one). */
-function splitUnion(text: string): string[] {
+/**
+ * `text` cut at each of `separators` outside double quotes, parentheses and braces (a literal
+ * or an object type may hold one), each part trimmed. Undefined when the brackets do not pair.
+ */
+function splitTopLevel(text: string, separators: string): string[] | undefined {
   const parts: string[] = [];
+  const open: string[] = [];
   let quoted = false;
-  let depth = 0;
   let start = 0;
   for (let i = 0; i < text.length; i++) {
-    const char = text[i];
+    const char = text[i] ?? '';
     if (char === '\\' && quoted) i++;
     else if (char === '"') quoted = !quoted;
-    else if (!quoted && char === '(') depth++;
-    else if (!quoted && char === ')') depth--;
-    else if (!quoted && depth === 0 && char === '|') {
+    else if (quoted) continue;
+    else if (char === '(' || char === '{') open.push(char === '(' ? ')' : '}');
+    else if (char === ')' || char === '}') {
+      if (open.pop() !== char) return undefined;
+    } else if (open.length === 0 && separators.includes(char)) {
       parts.push(text.slice(start, i));
       start = i + 1;
     }
   }
+  if (open.length > 0 || quoted) return undefined;
   parts.push(text.slice(start));
   return parts.map((part) => part.trim());
+}
+
+/** A property of an object type: `name: type`, `name?: type`, `"a name": type`. */
+const PROPERTY = /^("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)(\?)?\s*:\s*([^]*)$/;
+
+/** The schema of an object type `{ name: string; total?: number }`, or undefined when it is not one fence reads. */
+function objectSchema(body: string): z.ZodType | undefined {
+  const members = splitTopLevel(body, ';,');
+  if (!members) return undefined;
+  const shape: Record<string, z.ZodType> = {};
+  for (const member of members) {
+    if (!member) continue;
+    const match = PROPERTY.exec(member);
+    if (!match) return undefined;
+    const [, key = '', question, type = ''] = match;
+    const name = key.startsWith('"') ? stringLiteral(key) : key;
+    const schema = typeSchema(type.trim());
+    if (name === undefined || !schema || Object.hasOwn(shape, name)) return undefined;
+    shape[name] = question ? schema.optional() : schema;
+  }
+  // Properties it does not name are let through, as TypeScript lets a wider object through.
+  return z.looseObject(shape);
 }
 
 /**
@@ -157,7 +187,8 @@ function splitUnion(text: string): string[] {
  * a union of literals and so not read; `("a" | "b")[]` is an array of either.
  */
 function typeSchema(type: string): z.ZodType | undefined {
-  const alternatives = splitUnion(type);
+  const alternatives = splitTopLevel(type, '|');
+  if (!alternatives) return undefined;
   if (alternatives.length > 1) {
     const values = alternatives.map(stringLiteral);
     return values.every((value) => value !== undefined) ? z.enum(values as [string, ...string[]]) : undefined;
@@ -167,6 +198,7 @@ function typeSchema(type: string): z.ZodType | undefined {
     return item && z.array(item);
   }
   if (type.startsWith('(') && type.endsWith(')')) return typeSchema(type.slice(1, -1).trim());
+  if (type.startsWith('{') && type.endsWith('}')) return objectSchema(type.slice(1, -1));
   if (Object.hasOwn(BASE_SCHEMAS, type)) return BASE_SCHEMAS[type]?.();
   const literal = stringLiteral(type);
   return literal === undefined ? undefined : z.enum([literal]);
@@ -196,6 +228,28 @@ export function parametersSchema(parameters: readonly ProgramParameter[]): z.Zod
     shape[parameter.name] = schema;
   }
   return z.object(shape);
+}
+
+/**
+ * The checked shape of what a program returns, from its `returns:` type: undefined when it
+ * declares none, or one fence does not read (`Map<string, number>`), or `unknown`, which says
+ * nothing. The object types (`object`, `{ … }`) are the ones whose values are objects.
+ */
+export function returnSchema(returns: string | undefined): ReturnSchema | undefined {
+  const type = returns?.trim();
+  if (!type || type === 'unknown') return undefined;
+  const schema = typeSchema(type);
+  if (!schema) return undefined;
+  return { type, schema, object: schema instanceof z.ZodObject || schema instanceof z.ZodRecord };
+}
+
+/** A declared return type fence checks (see `returnSchema`). */
+export interface ReturnSchema {
+  /** As written. */
+  type: string;
+  schema: z.ZodType;
+  /** Whether its values are objects (not arrays). */
+  object: boolean;
 }
 
 /** The arguments a program runs with when nobody gives any: the declared defaults. */

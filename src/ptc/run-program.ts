@@ -42,6 +42,10 @@ export interface RunProgramOptions {
   session: { id: string; dir: string };
   /** Overrides the principal (default `program:<first 12 hex of the code's sha256>`). */
   principal?: string;
+  /** The saved program that runs, as `name@version`, kept in the trace. */
+  program?: string;
+  /** How admission answered the call that runs it, kept in the trace. */
+  admission?: TraceDecision;
   /** The program's arguments: defined as its global `args` and kept in the trace. */
   args?: unknown;
   /** The session's budget of sandboxes the run takes its place from (see `SandboxBudget`). */
@@ -90,6 +94,8 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
     sha256,
     principal,
     ...(intent ? { intent } : {}),
+    ...(options.program ? { program: options.program } : {}),
+    ...(options.admission ? { admission: options.admission } : {}),
     ...(options.args !== undefined ? { args: options.args } : {}),
     limits,
     calls,

@@ -45,6 +45,10 @@ export interface ProgramTrace {
   sha256: string;
   principal: string;
   intent?: string;
+  /** The saved program that ran, as `name@version`; absent for code written in the conversation. */
+  program?: string;
+  /** How admission answered the call that ran a saved program (as a tool, by the model or an MCP client). */
+  admission?: TraceDecision;
   /** The arguments the program read as `args`, when it was given some. */
   args?: unknown;
   /** What ran the code: a program in the sandbox (the default when absent) or a Python cell. */

@@ -54,6 +54,11 @@ export interface ToolContext {
    */
   principal?: string;
   /**
+   * How admission answered the call this context runs (set by `invokeTool`), so a tool that
+   * keeps a record of its run (a saved program's trace) can say what let it run.
+   */
+  admission?: { action: 'allow' | 'deny' | 'ask'; reason?: string; rule?: number };
+  /**
    * Set on a program's tool calls: the budget of sandboxes its own sandbox holds a place in. A
    * program the call runs takes its place from it without waiting (see `SandboxBudget`).
    */

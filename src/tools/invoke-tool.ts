@@ -72,7 +72,7 @@ export async function invokeTool(spec: ToolSpec, input: unknown, ctx: ToolContex
   };
   let result: ToolResult;
   try {
-    result = await spec.execute(data, { ...ctx, canAccess });
+    result = await spec.execute(data, { ...ctx, canAccess, admission: decision });
   } catch (error) {
     result = { output: `${spec.name} failed: ${messageOf(error)}`, isError: true };
   }

@@ -81,7 +81,7 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
       const available = new Map(options.tools().map((tool) => [tool.name, tool]));
       const allowed = record.tools.flatMap((name) => available.get(name) ?? []);
       // An outside caller's principal is this run's; programs it calls run as themselves.
-      const { principal = programPrincipal(program), ...rest } = ctx;
+      const { principal = programPrincipal(program), admission, ...rest } = ctx;
       const tools: Record<string, ProgramTool> = programTools(allowed, { ...rest, programDepth: depth }, options.rules);
       for (const name of record.tools) {
         tools[name] ??= async () => ({ decision: { action: 'deny', reason: 'not in this session' }, ok: false, error: `tool ${name} is not available in this session` });
@@ -100,6 +100,8 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
         session: options.session,
         signal: ctx.signal,
         principal,
+        program: label,
+        ...(admission ? { admission } : {}),
         args: input,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.store ? { store: options.store } : {}),

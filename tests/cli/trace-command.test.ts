@@ -50,7 +50,7 @@ describe('formatTrace', () => {
         'calls (6):',
         '  #1 +0 ms  glob {"pattern":"notes/*.txt"}  [allow]  1.5 ms  ok → 2 items',
         '  #2 +2 ms  read {"path":"secrets/key.txt"}  [deny: secrets stay out]  0.2 ms  error: read denied: secrets stay out',
-        '  #3 +3 ms  read {"path":"notes/a.txt"}  [allow]  0.4 ms  ok → 13 characters',
+        '  #3 +3 ms  read {"path":"notes/a.txt"}  [allow by a policy rule]  0.4 ms  ok → 13 characters',
         '  #4 +4 ms  fetch {}  [allow]  9 ms  ok (2000000 bytes, not kept)',
         '  #5 +14 ms  lookup {"id":"e1"}  [allow]  30 ms  ok → {"id":"e1","name":"Ada"}',
         '  #6 +45 ms  notify {"to":"ops"}  [ask: confirm first]  0 ms  error: notify needs confirmation',
@@ -115,6 +115,14 @@ describe('formatTrace', () => {
     const argsText = `{"pattern":"${long}"}`.slice(0, 79);
     const errorText = `first line second ${long}`.slice(0, 119);
     expect(line).toBe(`  #1 +0 ms  grep ${argsText}…  [allow]  1 ms  error: ${errorText}…`);
+  });
+
+  it('names the saved program that ran and how the call that ran it was admitted', () => {
+    const served = formatTrace(sampleTrace({ principal: 'mcp:claude-code', program: 'count_notes@2', admission: { action: 'allow' } }), PATH).split('\n');
+    expect(served.slice(2, 5)).toEqual(['program count_notes@2', 'principal mcp:claude-code', 'admitted: allow']);
+    const byRule = formatTrace(sampleTrace({ program: 'count_notes@2', admission: { action: 'allow', rule: 3 } }), PATH);
+    expect(byRule).toContain('\nadmitted: allow by a policy rule\n');
+    expect(formatTrace(sampleTrace({}), PATH)).not.toMatch(/^(program|admitted)/m);
   });
 
   it('says when a failed run has no line for its error', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defaultArguments, parametersSchema, parseSignature, type ProgramParameter } from '../../src/ptc/program-params';
+import { defaultArguments, parametersSchema, parseSignature, returnSchema, type ProgramParameter } from '../../src/ptc/program-params';
 
 /** A program whose leading comments are `lines`, followed by one line of code. */
 const program = (...lines: string[]) => [...lines, 'return args;'].join('\n');
@@ -343,6 +343,53 @@ describe('parseSignature: returns', () => {
 
   it('lets a later returns line replace an earlier one', () => {
     expect(parseSignature(program('// returns: string', '// returns: number')).returns).toBe('number');
+  });
+});
+
+describe('object types', () => {
+  it('reads typed properties, optional ones with ?, separated by ; or ,', () => {
+    const type = '{ name: string; total?: number, "first day": integer }';
+    expect(only(`// param row: ${type}`)).toEqual({ name: 'row', type, optional: false });
+    expect(accepts(type, { name: 'Ada', 'first day': 3 })).toBe(true);
+    expect(accepts(type, { name: 'Ada', total: 4.5, 'first day': 3 })).toBe(true);
+    expect(accepts(type, { name: 'Ada' })).toBe(false);
+    expect(accepts(type, { name: 'Ada', total: '4', 'first day': 3 })).toBe(false);
+    expect(accepts(type, ['Ada'])).toBe(false);
+  });
+
+  it('nests in arrays, unions of literals and other objects, and lets unnamed properties through', () => {
+    const type = '{ who: { name: string; tags: string[] }; level: "junior" | "senior" }[]';
+    expect(accepts(type, [{ who: { name: 'a', tags: [] }, level: 'senior', extra: true }])).toBe(true);
+    expect(accepts(type, [{ who: { name: 'a', tags: [1] }, level: 'senior' }])).toBe(false);
+    expect(accepts(type, [{ who: { name: 'a', tags: [] }, level: 'middle' }])).toBe(false);
+    expect(accepts('{}', {})).toBe(true);
+  });
+
+  it('refuses what it cannot read, naming the forms it can', () => {
+    for (const type of ['{ name string }', '{ name: string', '{ a: string; a: number }', '{ a: Date }', '{ a: string }}', '{ 1a: string }']) {
+      expect(errorsOf(`// param row: ${type}`)[0], type).toMatch(/unknown type .*\{ name: type; … \}/);
+    }
+  });
+
+  it('does not take a | inside an object for a union', () => {
+    expect(accepts('{ level: "a" | "b" }', { level: 'b' })).toBe(true);
+    expect(accepts('{ level: "a" | "b" }', { level: 'c' })).toBe(false);
+  });
+});
+
+describe('returnSchema', () => {
+  it('checks a declared type, saying whether its values are objects', () => {
+    const list = returnSchema('string[]');
+    expect(list?.object).toBe(false);
+    expect(list?.schema.safeParse(['a']).success).toBe(true);
+    expect(list?.schema.safeParse([1]).success).toBe(false);
+    expect(returnSchema('{ total: number }')?.object).toBe(true);
+    expect(returnSchema('object')?.object).toBe(true);
+    expect(returnSchema(' "ok" | "late" ')?.schema.safeParse('late').success).toBe(true);
+  });
+
+  it('has none for no type, unknown, or a type fence does not read', () => {
+    for (const type of [undefined, '', 'unknown', 'Map<string, number>', 'Promise<string>', '{ a: Date }']) expect(returnSchema(type), String(type)).toBeUndefined();
   });
 });
 

@@ -13,6 +13,7 @@ import { approvedPrograms, codeHash, programRoots, saveProgram, writeRecord, typ
 import type { ProgramRun } from '../../src/ptc/run-program';
 import type { ProgramTrace } from '../../src/ptc/trace';
 import type { ToolSpec } from '../../src/tools/define-tool';
+import { invokeTool } from '../../src/tools/invoke-tool';
 import { MAX_PROGRAM_DEPTH } from '../../src/tools/program-tool';
 import { useTempSession } from '../support/temp-session';
 import { makeToolContext, useTempWorkspace } from '../support/tool-context';
@@ -96,6 +97,18 @@ describe('an approved program as a tool', () => {
     expect((await call(spec, {})).value).toBe('alpha');
     const run = traces().find((t) => t.principal === 'program:first_line@1' && (t.args as { path: string }).path === 'b.txt');
     expect(run?.calls.map((c) => c.tool)).toEqual(['read']);
+    expect(run?.program).toBe('first_line@1');
+  });
+
+  it('keeps in its trace how the call that ran it was admitted', async () => {
+    await writeFile(join(workspace(), 'a.txt'), 'alpha\n');
+    await approve('first_line', FIRST_LINE);
+    const rules: PolicyRule[] = [{ tool: 'first_line', principal: 'mcp:*', action: 'allow' }];
+    const { result } = await invokeTool(tool(toolsWith({ policy: rules }), 'first_line'), {}, makeToolContext(workspace()), { principal: 'mcp:some-client', rules });
+    const { trace } = result.details as ProgramRun;
+    expect(trace.admission).toEqual({ action: 'allow', rule: 0 });
+    expect(trace.program).toBe('first_line@1');
+    expect(traces().find((t) => t.id === trace.id)?.admission).toEqual({ action: 'allow', rule: 0 });
   });
 
   it('gives what the program printed when it returns nothing, and is callable from a program', async () => {
