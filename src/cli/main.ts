@@ -106,8 +106,9 @@ function buildProgram(): Command {
     .description("serve the approved saved programs as MCP tools over stdio (stdout carries only MCP messages) or streamable HTTP, for other agents")
     .option('-w, --workspace <dir>', 'folder the programs work in, whose .fence/programs/ counts when trusted (default: the current folder)')
     .option('--http <[host:]port>', 'serve streamable HTTP at /mcp on this port (host 127.0.0.1 unless given), with a bearer token: FENCE_MCP_TOKEN, or one made and shown on stderr')
+    .option('--tools', "serve fence's tools that programs may call too (read, glob, grep, command tools, MCP servers' tools), under their fence names")
     .option('--print-config', 'print a JSON config for an MCP client that starts this server (with --http: that reaches it), and exit')
-    .action(async (options: { workspace?: string; printConfig?: boolean; http?: string }) => {
+    .action(async (options: { workspace?: string; printConfig?: boolean; http?: string; tools?: boolean }) => {
       const { mcpServeCommand } = await import('./mcp-serve-command');
       process.exitCode = await mcpServeCommand(options);
     });

@@ -13,7 +13,7 @@ import type { ToolContext, ToolSpec } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
 import { startMcpServers } from './mcp-servers';
 import { chooseToken, endpointUrl, parseHttpAddress, serveHttp, TOKEN_VARIABLE, type HttpAddress } from './mcp-http';
-import { createProgramServer, type ProgramServer, type ServedProgram } from './mcp-serve';
+import { createProgramServer, oneCallTool, type ProgramServer, type ServedTool } from './mcp-serve';
 import { openSessionSandbox } from './session-sandbox';
 import { buildToolset, type Toolset } from './toolset';
 import { resolveWorkspace } from './workspace';
@@ -24,6 +24,8 @@ export interface McpServeOptions {
   printConfig?: boolean;
   /** `[host:]port` to serve streamable HTTP on instead of stdio. */
   http?: string;
+  /** Serve the session's tools that programs may call too (see `oneCallTool`). */
+  tools?: boolean;
 }
 
 /** How long approvals must stay still before the programs are listed again. */
@@ -63,7 +65,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
       err('fence: --print-config --http needs the port clients will reach, not 0');
       return 2;
     }
-    const printed = address ? httpClientConfig(address) : clientConfig(workspace.path);
+    const printed = address ? httpClientConfig(address) : clientConfig(workspace.path, options.tools === true);
     process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
     return 0;
   }
@@ -97,7 +99,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
 
   const roots = () => programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project');
   let toolset = buildToolset(config, session, mcp.tools, approvedPrograms(roots(), home));
-  let served = servedPrograms(toolset, approvedPrograms(roots(), home));
+  let served = servedTools(toolset, approvedPrograms(roots(), home), options.tools === true);
   for (const problem of toolset.problems) err(`fence: ${problem}`);
   const store = SessionStore.create(home, {
     id,
@@ -118,9 +120,13 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
         BashSession.start({ cwd: workspace.path, passEnv: config.sandbox.passEnv, ...(sandbox.kind === 'none' ? {} : { sandbox }) }),
       )),
   });
-  const newServer = (): ProgramServer => createProgramServer({ programs: () => served, rules: () => toolset.rules, context, version });
-  const servingLine = (over: string) =>
-    `fence: serving ${served.length} approved program${served.length === 1 ? '' : 's'} over ${over}${served.length > 0 ? `: ${served.map((entry) => programLabel(entry.program.record)).join(', ')}` : ''}`;
+  const newServer = (): ProgramServer => createProgramServer({ tools: () => served, rules: () => toolset.rules, context, version });
+  const servingLine = (over: string) => {
+    const labels = served.flatMap((entry) => (entry.program ? [programLabel(entry.program.record)] : []));
+    const tools = served.length - labels.length;
+    const programs = `${labels.length} approved program${labels.length === 1 ? '' : 's'}`;
+    return `fence: serving ${programs}${options.tools ? ` and ${tools} tool${tools === 1 ? '' : 's'}` : ''} over ${over}${labels.length > 0 ? `: ${labels.join(', ')}` : ''}`;
+  };
   let listChanged = async (): Promise<void> => undefined;
 
   // Approvals given or revoked while serving: list the programs again and tell the client.
@@ -134,10 +140,10 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
       err(`fence: the approved programs could not be listed again: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
-    const before = served.map((entry) => `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}`).join('\n');
+    const before = served.map(servedKey).join('\n');
     toolset = next;
-    served = servedPrograms(next, programs);
-    const after = served.map((entry) => `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}`).join('\n');
+    served = servedTools(next, programs, options.tools === true);
+    const after = served.map(servedKey).join('\n');
     if (before !== after) void listChanged();
   };
   const watcher = watchApprovals(home, relist);
@@ -193,13 +199,25 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
   return 0;
 }
 
-/** The approved programs the toolset made tools of (one left out for its name is not served), each with its tool. */
-function servedPrograms(toolset: Toolset, programs: ReturnType<typeof approvedPrograms>): ServedProgram[] {
-  const tools = new Map<string, ToolSpec>(toolset.eligible.filter((tool) => tool.group === SAVED_PROGRAMS_GROUP).map((tool) => [tool.name, tool]));
-  return programs.flatMap((program) => {
-    const tool = tools.get(program.record.name);
+/**
+ * The approved programs the toolset made tools of (one left out for its name is not served),
+ * each with its tool; with `tools`, then the toolset's other tools that programs may call,
+ * each as one call of a program (see `oneCallTool`).
+ */
+function servedTools(toolset: Toolset, programs: ReturnType<typeof approvedPrograms>, tools: boolean): ServedTool[] {
+  const saved = new Map<string, ToolSpec>(toolset.eligible.filter((tool) => tool.group === SAVED_PROGRAMS_GROUP).map((tool) => [tool.name, tool]));
+  const served: ServedTool[] = programs.flatMap((program) => {
+    const tool = saved.get(program.record.name);
     return tool ? [{ program, tool }] : [];
   });
+  if (!tools) return served;
+  const own = toolset.eligible.filter((tool) => tool.group !== SAVED_PROGRAMS_GROUP);
+  return [...served, ...own.map((tool) => ({ tool: oneCallTool(tool, toolset.ptcOptions) }))];
+}
+
+/** What identifies a served tool for telling whether the list changed: a program's label and approved code, a tool's name. */
+function servedKey(entry: ServedTool): string {
+  return entry.program ? `${programLabel(entry.program.record)} ${entry.program.approval?.sha256}` : entry.tool.name;
 }
 
 /**
@@ -229,14 +247,14 @@ function watchApprovals(home: string, onChange: () => void): FSWatcher | undefin
  * (clients started from a desktop often have a short one, and `npx fence` outside a project
  * that has fence installed would fetch whatever the registry calls `fence`).
  */
-export function clientConfig(workspace: string): { mcpServers: Record<string, { command: string; args: string[] }> } {
+export function clientConfig(workspace: string, tools = false): { mcpServers: Record<string, { command: string; args: string[] }> } {
   let script = process.argv[1] ?? 'fence';
   try {
     script = realpathSync(script);
   } catch {
     // Keep it as given.
   }
-  return { mcpServers: { fence: { command: process.execPath, args: [script, 'mcp', 'serve', '-w', workspace] } } };
+  return { mcpServers: { fence: { command: process.execPath, args: [script, 'mcp', 'serve', '-w', workspace, ...(tools ? ['--tools'] : [])] } } };
 }
 
 /**

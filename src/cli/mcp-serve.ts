@@ -2,17 +2,54 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PolicyRule } from '../policy/admit';
-import type { ProgramRun } from '../ptc/run-program';
+import { runProgram, type ProgramRun } from '../ptc/run-program';
 import { parseSignature, returnSchema, type ReturnSchema } from '../ptc/program-params';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { ToolContext, ToolResult, ToolSpec } from '../tools/define-tool';
 import { invokeTool } from '../tools/invoke-tool';
+import { describeRun, programTools, sandboxPlace, type PtcToolOptions } from '../tools/ptc';
 
-/** One approved program as it is served: the program and the tool it runs as in a session. */
-export interface ServedProgram {
-  program: SavedProgram;
-  /** Its tool (see `createProgramTool`): calls run through it exactly as the model's do. */
-  tool: ToolSpec;
+/**
+ * One tool as it is served: an approved program with the tool it runs as in a session (see
+ * `createProgramTool`), or, with `--tools`, one of the session's tools programs may call, as
+ * `oneCallTool` makes it. Calls run through `tool` exactly as the model's do.
+ */
+export type ServedTool = { program: SavedProgram; tool: ToolSpec } | { program?: undefined; tool: ToolSpec };
+
+/** A tool served as one call of a program (see `oneCallTool`): the code of that program. */
+export function oneCallCode(name: string): string {
+  return `return await ${name}(args);`;
+}
+
+/**
+ * `spec` as a served tool: a call runs the one-line program `return await <name>(args);` over
+ * `spec` alone, with the session's program limits, budget and store, so a client's call is
+ * admitted (with what it touches, as the client's principal), bounded and traced as a
+ * program's call would be. The served tool itself is admitted on its name alone: a rule about
+ * the resource decides the call inside, where the trace records it.
+ */
+export function oneCallTool(spec: ToolSpec, options: Pick<PtcToolOptions, 'rules' | 'limits' | 'store' | 'session' | 'budget'>): ToolSpec {
+  const { resource: _resource, preview: _preview, ...rest } = spec;
+  return {
+    ...rest,
+    async execute(input, ctx) {
+      const { principal = 'mcp:client', admission, ...inner } = ctx;
+      const run = await runProgram({
+        code: oneCallCode(spec.name),
+        tools: programTools([spec], inner, options.rules),
+        session: options.session,
+        signal: ctx.signal,
+        principal,
+        args: input,
+        ...(admission ? { admission } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+        ...(options.store ? { store: options.store } : {}),
+        ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
+        ...sandboxPlace(ctx, options.budget),
+      });
+      return { output: describeRun(run), value: run.trace.result, isError: !run.trace.ok, details: run };
+    },
+  };
 }
 
 /**
@@ -20,8 +57,8 @@ export interface ServedProgram {
  * change while it serves (see `ProgramServer.listChanged`).
  */
 export interface ProgramServerOptions {
-  /** The programs served now. */
-  programs(): readonly ServedProgram[];
+  /** The tools served now: the approved programs, and fence's own tools with `--tools`. */
+  tools(): readonly ServedTool[];
   /** The policy rules calls are admitted under. */
   rules(): readonly PolicyRule[];
   /** The context a call runs in, stopped by `signal` (the client's cancellation). */
@@ -62,16 +99,18 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
 }
 
 /**
- * A program as an MCP tool: its name, its intent as the description, its declared parameters
+ * A served tool as an MCP tool. One of fence's tools: its name, description and parameters.
+ * A program: its name, its intent as the description, its declared parameters
  * as the JSON schema of its input (an object with no properties when it declares none), and,
  * when its `returns:` type is one fence reads (see `returnSchema`), the JSON schema of its
  * `structuredContent` as `outputSchema`: the type itself for an object type, otherwise
  * `{ result: <type> }`, the way `mcpResult` wraps such values.
  */
-export function programAsMcpTool({ program, tool }: ServedProgram): Tool {
+export function asMcpTool({ program, tool }: ServedTool): Tool {
   const input = jsonSchema(tool.parameters, 'input');
   // Arguments it does not declare are dropped, not refused: the schema does not forbid them.
   if (input.additionalProperties === false) delete input.additionalProperties;
+  if (!program) return { name: tool.name, description: tool.description, inputSchema: { ...input, type: 'object' } as Tool['inputSchema'] };
   const intent = program.record.intent ?? `the saved program ${programLabel(program.record)}`;
   const served: Tool = {
     name: program.record.name,
@@ -88,12 +127,13 @@ export function programAsMcpTool({ program, tool }: ServedProgram): Tool {
 }
 
 /** The checked type of what a served program returns, when it declares one fence reads. */
-function declaredReturn(program: SavedProgram): ReturnSchema | undefined {
-  return returnSchema(parseSignature(program.code).returns);
+function declaredReturn(program: SavedProgram | undefined): ReturnSchema | undefined {
+  return program && returnSchema(parseSignature(program.code).returns);
 }
 
 /**
- * The MCP result of one served call: what the program printed as text, its return value as
+ * The MCP result of one served call (a served tool's: see `oneCallResult`). A program's: what
+ * it printed as text, its return value as
  * `structuredContent` and as JSON text too (for clients that read only text), the trace's id
  * in `_meta`. An object is the structured content as it is, any other value is
  * `{ result: value }`; when the program declares a type fence reads (`returns`), the type
@@ -101,10 +141,12 @@ function declaredReturn(program: SavedProgram): ReturnSchema | undefined {
  * was promised that shape. A failed run, invalid arguments or a refusal are `isError` with
  * the message.
  */
-export function mcpResult(result: ToolResult, returns?: ReturnSchema): CallToolResult {
+export function mcpResult(result: ToolResult, served: ServedTool): CallToolResult {
   const run = result.details as ProgramRun | undefined;
   if (!run?.trace) return { content: [{ type: 'text', text: result.output }], ...(result.isError ? { isError: true } : {}) };
   const { trace } = run;
+  if (!served.program) return oneCallResult(trace);
+  const returns = declaredReturn(served.program);
   const content: CallToolResult['content'] = [];
   if (trace.stdout) content.push({ type: 'text', text: trace.stdout.replace(/\n+$/, '') });
   if (trace.droppedOutputBytes > 0) content.push({ type: 'text', text: `[${trace.droppedOutputBytes} more bytes of output were dropped]` });
@@ -130,13 +172,74 @@ export function mcpResult(result: ToolResult, returns?: ReturnSchema): CallToolR
 }
 
 /**
+ * The MCP result of a served tool's call (see `oneCallTool`): the tool's value as text (a
+ * string as it is, anything else as JSON, and then also as `structuredContent` `{ result }`),
+ * or the tool's own error; the trace's id in `_meta`.
+ */
+function oneCallResult(trace: ProgramRun['trace']): CallToolResult {
+  const meta = { _meta: { 'fence/trace': trace.id } };
+  const call = trace.calls[0];
+  if (!trace.ok || !call?.ok) {
+    const text = call?.error ?? `${call?.tool ?? 'the tool'} failed: ${trace.error?.message ?? 'it did not end'}`;
+    return { content: [{ type: 'text', text }], ...meta, isError: true };
+  }
+  const value = trace.result;
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }], ...meta };
+  return { content: [{ type: 'text', text: JSON.stringify(value ?? null, null, 2) }], structuredContent: { result: value ?? null }, ...meta };
+}
+
+/** The least time between two progress notifications of one call; calls in between are counted in the next. */
+export const PROGRESS_INTERVAL_MS = 200;
+
+/**
+ * Turns a program's tool calls into progress notifications for one served call: `progress` is
+ * the number of tool calls ended so far, `message` names the last (`read: ok`, `read: denied`).
+ * At most one notification per `PROGRESS_INTERVAL_MS`: a run of quick calls is told once, by
+ * its last. `stop` drops what is not yet sent (the call has its answer), and what fails to
+ * send is dropped too: progress is a courtesy, never a reason for a call to fail.
+ */
+export function progressReporter(send: (params: { progress: number; message: string }) => Promise<void>): {
+  called: NonNullable<ToolContext['onToolCall']>;
+  stop(): void;
+} {
+  let count = 0;
+  let message = '';
+  let lastSent = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const flush = () => {
+    // A call may end after the pending notification's time came but before its timer ran.
+    clearTimeout(timer);
+    timer = undefined;
+    lastSent = Date.now();
+    void send({ progress: count, message }).catch(() => undefined);
+  };
+  return {
+    called(call) {
+      if (stopped) return;
+      count += 1;
+      const how = call.ok ? 'ok' : call.decision?.action === 'deny' ? 'denied' : call.decision?.action === 'ask' ? 'refused (needs a yes)' : 'failed';
+      message = `${call.tool}: ${how} (${count} tool call${count === 1 ? '' : 's'} so far)`;
+      const wait = lastSent + PROGRESS_INTERVAL_MS - Date.now();
+      if (wait <= 0) flush();
+      else timer ??= setTimeout(flush, wait);
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
  * An MCP server (the SDK's low-level `Server`, which takes JSON schemas as they are) whose
  * tools are the approved programs. A call is validated against the program's parameters,
  * admitted and run through `invokeTool` as principal `mcp:<client name>` (see
  * `clientPrincipal`) with the program's intent, the program's own tool calls admitted as the
  * same principal; every outcome, a bad argument or a refusal among them, is a tool result,
  * never a protocol error. The request's abort signal (the client's `notifications/cancelled`)
- * stops the run.
+ * stops the run. When the client asks for progress (a `progressToken`), each tool call the
+ * program makes is told as it ends (see `progressReporter`).
  */
 export function createProgramServer(options: ProgramServerOptions): ProgramServer {
   const server = new Server({ name: 'fence', version: options.version }, { capabilities: { tools: { listChanged: true } } });
@@ -144,16 +247,22 @@ export function createProgramServer(options: ProgramServerOptions): ProgramServe
   server.oninitialized = () => {
     initialized = true;
   };
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: options.programs().map(programAsMcpTool) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: options.tools().map(asMcpTool) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
-    const served = options.programs().find((entry) => entry.program.record.name === name);
-    if (!served) return { content: [{ type: 'text', text: `no approved program named ${name} is served here` }], isError: true };
+    const served = options.tools().find((entry) => entry.tool.name === name);
+    if (!served) return { content: [{ type: 'text', text: `no approved program or tool named ${name} is served here` }], isError: true };
     const principal = clientPrincipal(server.getClientVersion()?.name);
-    const intent = served.program.record.intent;
-    const ctx = { ...options.context(extra.signal), principal };
-    const { result } = await invokeTool(served.tool, args ?? {}, ctx, { principal, rules: options.rules(), notation: 'tool', ...(intent ? { intent } : {}) });
-    return mcpResult(result, declaredReturn(served.program));
+    const intent = served.program?.record.intent;
+    const token = request.params._meta?.progressToken;
+    const progress = token === undefined ? undefined : progressReporter((params) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...params } }));
+    const ctx: ToolContext = { ...options.context(extra.signal), principal, ...(progress ? { onToolCall: progress.called } : {}) };
+    try {
+      const { result } = await invokeTool(served.tool, args ?? {}, ctx, { principal, rules: options.rules(), notation: 'tool', ...(intent ? { intent } : {}) });
+      return mcpResult(result, served);
+    } finally {
+      progress?.stop();
+    }
   });
   return {
     server,

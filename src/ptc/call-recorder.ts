@@ -16,11 +16,11 @@ export interface CallRecorder {
 
 /**
  * Wraps tools so that each call is recorded (tool, arguments, resource, decision, start and
- * duration from the recorder's creation, ok or error, and the value) and a denied or failed
- * call rejects with an Error carrying the tool's message. Shared by programs and the Python
+ * duration from the recorder's creation, ok or error, and the value), `onEnded` told of it,
+ * and a denied or failed call rejects with an Error carrying the tool's message. Shared by programs and the Python
  * kernel, so both leave the same kind of trace.
  */
-export function recordCalls(tools: Record<string, ProgramTool>, caller: { principal: string; intent?: string }): CallRecorder {
+export function recordCalls(tools: Record<string, ProgramTool>, caller: { principal: string; intent?: string }, onEnded?: (call: TraceCall) => void): CallRecorder {
   const calls: TraceCall[] = [];
   // Calls still running; code can end before they settle, and then they are recorded as such.
   const running = new Map<number, TraceCall>();
@@ -49,10 +49,12 @@ export function recordCalls(tools: Record<string, ProgramTool>, caller: { princi
       calls.push(entry);
       if (!outcome.ok) {
         entry.error = outcome.error;
+        onEnded?.(entry);
         throw new Error(outcome.error);
       }
       entry.ok = true;
       Object.assign(entry, traceValue(outcome.value));
+      onEnded?.(entry);
       return outcome.value;
     };
   }

@@ -4,7 +4,7 @@ import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { recordCalls } from './call-recorder';
 import { parseIntent } from './intent';
 import type { ProgramStore } from './program-store';
-import { newTraceId, writeTrace, type ProgramTrace, type TraceDecision } from './trace';
+import { newTraceId, writeTrace, type ProgramTrace, type TraceCall, type TraceDecision } from './trace';
 
 /** Who is calling, for admission, and the run's signal. */
 export interface ProgramCall {
@@ -42,6 +42,8 @@ export interface RunProgramOptions {
   session: { id: string; dir: string };
   /** Overrides the principal (default `program:<first 12 hex of the code's sha256>`). */
   principal?: string;
+  /** Told of each tool call as it ends, with what the trace will keep of it. */
+  onCall?: (call: TraceCall) => void;
   /** The saved program that runs, as `name@version`, kept in the trace. */
   program?: string;
   /** How admission answered the call that runs it, kept in the trace. */
@@ -73,7 +75,7 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
   const principal = options.principal ?? `program:${sha256.slice(0, 12)}`;
   const intent = parseIntent(options.code);
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
-  const recorder = recordCalls(options.tools, { principal, ...(intent ? { intent } : {}) });
+  const recorder = recordCalls(options.tools, { principal, ...(intent ? { intent } : {}) }, options.onCall);
 
   const result = await runInSandbox({
     code: options.code,

@@ -54,6 +54,12 @@ export interface ToolContext {
    */
   principal?: string;
   /**
+   * Told of each tool call that a program run by this call makes, as the call ends (the calls
+   * of the programs it calls in turn too), so a caller can show a long run's progress. Absent:
+   * nobody is told.
+   */
+  onToolCall?: (call: { tool: string; ok: boolean; decision?: { action: 'allow' | 'deny' | 'ask' } }) => void;
+  /**
    * How admission answered the call this context runs (set by `invokeTool`), so a tool that
    * keeps a record of its run (a saved program's trace) can say what let it run.
    */

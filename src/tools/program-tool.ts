@@ -102,6 +102,7 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
         principal,
         program: label,
         ...(admission ? { admission } : {}),
+        ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
         args: input,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.store ? { store: options.store } : {}),

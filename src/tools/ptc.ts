@@ -159,6 +159,7 @@ export function createPtcTool(options: PtcToolOptions) {
         signal: ctx.signal,
         ...(options.limits ? { limits: options.limits } : {}),
         ...(options.store ? { store: options.store } : {}),
+        ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
         ...sandboxPlace(ctx, options.budget),
       });
       return { output: describeRun(run), value: run.trace.result, isError: !run.trace.ok, details: run };

@@ -21,14 +21,24 @@ const PEEK = [
 ].join('\n');
 const SPIN = ['// intent: spin until stopped', '// param spin: boolean = false', 'do {', '  await glob({ pattern: "*.js" });', '} while (args.spin);', 'return "stopped spinning";'].join('\n');
 const DRAFT = ['// intent: a draft nobody approved', 'return "draft";'].join('\n');
+const TALLY = [
+  '// intent: tally the names given',
+  '// param names: string[] = ["ada"]',
+  '// param broken: boolean = false',
+  '// returns: { total: number; names: string[]; first?: string }',
+  'if (args.broken) return { total: "many" };',
+  'return { total: args.names.length, names: args.names, ...(args.names.length ? { first: args.names[0] } : {}) };',
+].join('\n');
+const COUNT = ['// intent: count the javascript files', '// param silent: boolean = false', '// returns: integer', 'const files = await glob({ pattern: "*.js" });', 'return args.silent ? undefined : files.length;'].join('\n');
+const GLOB_MANY = ['// intent: glob many times', '// param times: integer = 1', 'for (let i = 0; i < args.times; i++) await glob({ pattern: "*.js" });', 'return args.times;'].join('\n');
 
 const { env, fence, saveProgram } = programRig(cli);
 
 /** A client connected to `fence mcp serve` on the test's workspace, as `clientName`. */
-async function connect(clientName = 'Test Client/1'): Promise<{ client: Client; stderr: () => string }> {
+async function connect(clientName = 'Test Client/1', extraArgs: string[] = []): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace],
+    args: [FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace, ...extraArgs],
     cwd: cli.dirs.workspace,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...env() },
     stderr: 'pipe',
@@ -153,11 +163,138 @@ describe('fence mcp serve', () => {
     }
   });
 
+  it("declares a program's result shape as its outputSchema, and never sends a result that breaks it", { timeout: 180_000 }, async () => {
+    await saveProgram('tally', TALLY);
+    await saveProgram('count_js', COUNT);
+    await saveProgram('greet', GREET);
+    const { client } = await connect();
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((tool) => tool.name === 'tally')?.outputSchema).toMatchObject({
+        type: 'object',
+        properties: { total: { type: 'number' }, names: { type: 'array', items: { type: 'string' } }, first: { type: 'string' } },
+        required: ['total', 'names'],
+      });
+      expect(tools.find((tool) => tool.name === 'count_js')?.outputSchema).toMatchObject({ type: 'object', properties: { result: { type: 'integer' } }, required: ['result'] });
+      // No returns: line, so no promise about the shape.
+      expect(tools.find((tool) => tool.name === 'greet')?.outputSchema).toBeUndefined();
+
+      // The SDK's client checks structuredContent against outputSchema itself: these pass that check.
+      const tally = (await client.callTool({ name: 'tally', arguments: { names: ['ada', 'bob'] } })) as CallToolResult;
+      expect(tally.structuredContent).toEqual({ total: 2, names: ['ada', 'bob'], first: 'ada' });
+      const count = (await client.callTool({ name: 'count_js', arguments: {} })) as CallToolResult;
+      expect(count.isError).toBeFalsy();
+      expect(count.structuredContent).toEqual({ result: 3 });
+
+      const broken = (await client.callTool({ name: 'tally', arguments: { broken: true } })) as CallToolResult;
+      expect(broken.isError).toBe(true);
+      expect(broken.structuredContent).toBeUndefined();
+      expect(text(broken)).toContain('The program returned a value that is not its declared type { total: number; names: string[]; first?: string }');
+      expect(text(broken)).toMatch(/total: .*number/);
+      const silent = (await client.callTool({ name: 'count_js', arguments: { silent: true } })) as CallToolResult;
+      expect(silent.isError).toBe(true);
+      expect(text(silent)).toContain('The program returned nothing, though it declares the type integer');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('tells a client that asks how a long program is going, a tool call at a time', { timeout: 180_000 }, async () => {
+    await saveProgram('glob_many', GLOB_MANY);
+    const { client } = await connect();
+    try {
+      const told: { progress: number; message?: string }[] = [];
+      const result = (await client.callTool({ name: 'glob_many', arguments: { times: 3000 } }, undefined, { onprogress: (progress) => told.push(progress) })) as CallToolResult;
+      expect(result.structuredContent).toEqual({ result: 3000 });
+      expect(told.length).toBeGreaterThan(0);
+      // Coalesced, so far fewer than one a call, each counting the calls ended so far.
+      expect(told.length).toBeLessThan(3000);
+      for (const [i, note] of told.entries()) {
+        expect(note.message).toMatch(/^glob: ok \(\d+ tool calls? so far\)$/);
+        expect(note.progress).toBeLessThanOrEqual(3000);
+        if (i > 0) expect(note.progress).toBeGreaterThan(told[i - 1]?.progress ?? Infinity);
+      }
+      // Without a progress token, nothing is sent and the call still answers.
+      const quiet = (await client.callTool({ name: 'glob_many', arguments: { times: 5 } })) as CallToolResult;
+      expect(quiet.structuredContent).toEqual({ result: 5 });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("serves fence's own program-callable tools with --tools, each call admitted and traced as the client's", { timeout: 180_000 }, async () => {
+    mkdirSync(join(cli.dirs.workspace, 'secret'));
+    writeFileSync(join(cli.dirs.workspace, 'secret', 'key.txt'), 'hunter2\n');
+    writeFileSync(join(cli.dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
+    await saveProgram('greet', GREET);
+    const { client, stderr } = await connect('Tool User', ['--tools']);
+    try {
+      const { tools } = await client.listTools();
+      const names = tools.map((tool) => tool.name);
+      expect(names).toEqual(expect.arrayContaining(['greet', 'read', 'glob', 'grep']));
+      // Only what programs may call: never the shell or the file writers.
+      for (const name of ['shell', 'save', 'patch', 'append', 'python', 'ptc']) expect(names).not.toContain(name);
+      expect(tools.find((tool) => tool.name === 'read')?.inputSchema).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+      expect(stderr()).toMatch(/serving 1 approved program and \d+ tools over stdio: greet@1/);
+
+      const notes = (await client.callTool({ name: 'read', arguments: { path: 'notes.txt' } })) as CallToolResult;
+      expect(notes.isError).toBeFalsy();
+      expect(text(notes)).toContain('alpha');
+      const found = (await client.callTool({ name: 'glob', arguments: { pattern: '*.txt' } })) as CallToolResult;
+      expect(found.structuredContent).toEqual({ result: ['notes.txt'] });
+
+      const secret = (await client.callTool({ name: 'read', arguments: { path: 'secret/key.txt' } })) as CallToolResult;
+      expect(secret.isError).toBe(true);
+      expect(text(secret)).toContain('read denied');
+      expect(JSON.stringify(secret)).not.toContain('hunter2');
+      const wrong = (await client.callTool({ name: 'read', arguments: { path: 7 } })) as CallToolResult;
+      expect(wrong.isError).toBe(true);
+      expect(text(wrong)).toContain('path');
+
+      // Each call is a trace of one call, with its decision; `fence trace show` tells it.
+      const id = secret._meta?.['fence/trace'];
+      expect(typeof id).toBe('string');
+      const shown = await fence(['trace', 'show', String(id)]);
+      expect(shown.stdout).toContain('principal mcp:tool-user');
+      expect(shown.stdout).toMatch(/#1 \+\d+ ms {2}read \{"path":"secret\/key.txt"\} {2}\[deny: /);
+      expect(shown.stdout).toContain('return await read(args);');
+      expect(shown.stdout).not.toContain('hunter2');
+    } finally {
+      await client.close();
+    }
+    const mine = traces().filter((trace) => trace.principal === 'mcp:tool-user');
+    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'read', 'read']);
+  });
+
+  it('shows a served call with the program, the client and each admission decision in fence trace show', { timeout: 180_000 }, async () => {
+    mkdirSync(join(cli.dirs.workspace, 'secret'));
+    writeFileSync(join(cli.dirs.workspace, 'secret', 'key.txt'), 'hunter2\n');
+    await saveProgram('peek', PEEK);
+    const { client } = await connect('Claude Code');
+    let id: unknown;
+    try {
+      const peek = (await client.callTool({ name: 'peek', arguments: {} })) as CallToolResult;
+      id = peek._meta?.['fence/trace'];
+    } finally {
+      await client.close();
+    }
+    const shown = await fence(['trace', 'show', String(id)]);
+    expect(shown.exitCode).toBe(0);
+    const lines = shown.stdout.split('\n');
+    expect(lines).toContain('program peek@1');
+    expect(lines).toContain('principal mcp:claude-code · intent: look at the secret key');
+    expect(lines).toContain('admitted: allow');
+    expect(shown.stdout).toMatch(/read \{"path":"secret\/key.txt"\} {2}\[deny: .*secret/);
+    expect(shown.stdout).not.toContain('hunter2');
+  });
+
   it('prints a client config that starts it on the workspace', async () => {
     const result = await fence(['mcp', 'serve', '-w', cli.dirs.workspace, '--print-config']);
     expect(result.exitCode).toBe(0);
     const config = JSON.parse(result.stdout) as { mcpServers: { fence: { command: string; args: string[] } } };
     expect(config.mcpServers.fence.command).toBe(process.execPath);
     expect(config.mcpServers.fence.args).toEqual([FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace]);
+    const withTools = JSON.parse((await fence(['mcp', 'serve', '-w', cli.dirs.workspace, '--tools', '--print-config'])).stdout) as typeof config;
+    expect(withTools.mcpServers.fence.args).toEqual([FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace, '--tools']);
   });
 });
