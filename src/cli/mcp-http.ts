@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ProgramServer } from './mcp-serve';
 
 /** The environment variable whose value clients must send as their bearer token. */
@@ -93,6 +94,15 @@ export interface HttpServing {
   close(): Promise<void>;
 }
 
+/** How many MCP sessions an endpoint keeps open at once, unless told otherwise. */
+export const DEFAULT_SESSION_LIMIT = 32;
+
+/** How long a session may go without a request before it is closed, unless told otherwise: 30 minutes. */
+export const DEFAULT_IDLE_MS = 30 * 60 * 1000;
+
+/** The largest body read from a request without a session id (one that may be an `initialize`). */
+const MAX_START_BODY_BYTES = 4 * 1024 * 1024;
+
 /** What `serveHttp` needs. */
 export interface ServeHttpOptions {
   address: HttpAddress;
@@ -101,6 +111,20 @@ export interface ServeHttpOptions {
   newServer(): ProgramServer;
   /** Reports a problem of one request (one line, for stderr). */
   problem(line: string): void;
+  /** How many sessions may be open at once (see `serveHttp`). Default `DEFAULT_SESSION_LIMIT`. */
+  sessionLimit?: number;
+  /** How long, in milliseconds, a session may go without a request before it is closed. Default `DEFAULT_IDLE_MS`. */
+  idleMs?: number;
+}
+
+/** One client's MCP session: its transport, its server, and how it is being used. */
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: ProgramServer;
+  /** Requests other than the long-lived `GET` stream that have not been answered yet. */
+  inFlight: number;
+  /** When its last such request was answered (or when it started), from `Date.now()`. */
+  lastUsed: number;
 }
 
 /**
@@ -108,11 +132,22 @@ export interface ServeHttpOptions {
  * `Origin` (otherwise 403) and the bearer token (otherwise 401). Sessions are stateful: an
  * `initialize` without a session id gets a new transport with its own server (so each client's
  * name is its own principal and its notifications go to it), kept under the session id the SDK
- * made until the client ends it with DELETE or the endpoint closes. Resolves once listening;
- * an error when the address cannot be bound.
+ * made until the client ends it with DELETE, it is closed as described below, or the endpoint
+ * closes. Resolves once listening; an error when the address cannot be bound.
+ *
+ * At most `sessionLimit` sessions are open at once. An `initialize` that would pass the limit
+ * closes the session idle longest among those with no request being answered; when every
+ * session has one, the `initialize` is answered 503 and nothing is closed. A session with no
+ * request for `idleMs` is closed; one timer, which does not keep the process alive, looks for
+ * them. A closed session's transport and server are both closed, and a request that names it
+ * is answered 404 like any unknown session, so its client initializes again.
  */
 export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing | { error: string }> {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: ProgramServer }>();
+  const sessionLimit = options.sessionLimit ?? DEFAULT_SESSION_LIMIT;
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const sessions = new Map<string, Session>();
+  /** Sessions whose `initialize` is being answered: they count against the limit already. */
+  const starting = new Set<Session>();
   const http: HttpServer = createServer((request, response) => {
     void handle(request, response).catch((error: unknown) => {
       options.problem(`fence: an HTTP request failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -134,23 +169,81 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing 
     if (typeof id === 'string') {
       const session = sessions.get(id);
       if (!session) return refuse(response, 404, 'no such session; initialize again');
+      if (request.method !== 'GET') track(session, response);
       return session.transport.handleRequest(request, response);
     }
     // No session yet: only an initialize starts one; the transport refuses anything else.
+    let body: unknown;
+    if (request.method === 'POST') {
+      const read = await readJson(request);
+      if ('error' in read) return refuse(response, read.status, read.error, read.code);
+      body = read.body;
+      if (startsSession(body) && !makeRoom()) {
+        return refuse(response, 503, `the server is at its limit of ${sessionLimit} sessions, all of them busy; try again later`);
+      }
+    }
     const server = options.newServer();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, server });
+        starting.delete(session);
+        sessions.set(sessionId, session);
       },
     });
+    const session: Session = { transport, server, inFlight: 0, lastUsed: Date.now() };
+    starting.add(session);
+    track(session, response);
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId && sessions.get(transport.sessionId) === session) sessions.delete(transport.sessionId);
       void server.server.close().catch(() => undefined);
     };
-    await server.server.connect(transport);
-    await transport.handleRequest(request, response);
-    if (!transport.sessionId || !sessions.has(transport.sessionId)) await server.server.close().catch(() => undefined);
+    try {
+      await server.server.connect(transport);
+      await transport.handleRequest(request, response, body);
+    } finally {
+      starting.delete(session);
+    }
+    if (!transport.sessionId || sessions.get(transport.sessionId) !== session) await server.server.close().catch(() => undefined);
+  }
+
+  /** Counts a request as being answered on `session` until its response is over. */
+  function track(session: Session, response: ServerResponse): void {
+    session.inFlight += 1;
+    response.once('close', () => {
+      session.inFlight -= 1;
+      session.lastUsed = Date.now();
+    });
+  }
+
+  /**
+   * Makes room for one more session: true when there is room, or when the session idle longest
+   * among those with no request being answered was made to leave it (it is forgotten at once
+   * and closed in the background); false when there is no such session.
+   */
+  function makeRoom(): boolean {
+    if (sessions.size + starting.size < sessionLimit) return true;
+    let idlest: [string, Session] | undefined;
+    for (const [id, session] of sessions) {
+      if (session.inFlight === 0 && (!idlest || session.lastUsed < idlest[1].lastUsed)) idlest = [id, session];
+    }
+    if (!idlest) return false;
+    void closeSession(...idlest);
+    return true;
+  }
+
+  /** Forgets a session at once (so nothing reaches it any more), then closes its transport and its server. */
+  async function closeSession(id: string, session: Session): Promise<void> {
+    sessions.delete(id);
+    await session.transport.close().catch(() => undefined);
+    await session.server.server.close().catch(() => undefined);
+  }
+
+  /** Closes every session that has had no request for `idleMs`. */
+  function sweep(): void {
+    const now = Date.now();
+    for (const [id, session] of sessions) {
+      if (session.inFlight === 0 && now - session.lastUsed >= idleMs) void closeSession(id, session);
+    }
   }
 
   const listening = await new Promise<AddressInfo | { error: string }>((resolve) => {
@@ -159,23 +252,53 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpServing 
   });
   if ('error' in listening) return listening;
   bound = { host: options.address.host, port: listening.port };
+  // A sweep every half idleMs (at most every minute) closes a session at most that long after it expired.
+  const sweeper = setInterval(sweep, Math.max(10, Math.min(idleMs / 2, 60_000)));
+  sweeper.unref();
   return {
     address: bound,
     async listChanged() {
       await Promise.all([...sessions.values()].map(({ server }) => server.listChanged()));
     },
     async close() {
-      const open = [...sessions.values()];
-      sessions.clear();
-      await Promise.all(open.map(({ transport }) => transport.close().catch(() => undefined)));
+      clearInterval(sweeper);
+      const startingNow = [...starting];
+      starting.clear();
+      await Promise.all([...sessions].map(([id, session]) => closeSession(id, session)));
+      await Promise.all(startingNow.map(({ transport }) => transport.close().catch(() => undefined)));
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
 }
 
+/** Whether a request's body is (or, in a batch, holds) an `initialize`, which starts a session. */
+function startsSession(body: unknown): boolean {
+  return (Array.isArray(body) ? body : [body]).some((message) => isInitializeRequest(message));
+}
+
+/**
+ * Reads a request's body as JSON, refusing one larger than `MAX_START_BODY_BYTES` (413) or
+ * that is not JSON (400, as the SDK's transport answers it).
+ */
+async function readJson(request: IncomingMessage): Promise<{ body: unknown } | { status: number; code: number; error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // A body past the limit is read to its end all the same, so the answer reaches the client.
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= MAX_START_BODY_BYTES) chunks.push(chunk);
+  }
+  if (size > MAX_START_BODY_BYTES) return { status: 413, code: -32000, error: `a request may be at most ${MAX_START_BODY_BYTES} bytes` };
+  try {
+    return { body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown };
+  } catch {
+    return { status: 400, code: -32700, error: 'Parse error: Invalid JSON' };
+  }
+}
+
 /** Answers with a status and a JSON-RPC error, as the SDK's transport answers its own refusals. */
-function refuse(response: ServerResponse, status: number, message: string): void {
+function refuse(response: ServerResponse, status: number, message: string, code = -32000): void {
   response.writeHead(status, { 'Content-Type': 'application/json' });
-  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
