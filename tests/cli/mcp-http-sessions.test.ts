@@ -36,7 +36,7 @@ async function serve(limits: Pick<ServeHttpOptions, 'sessionLimit' | 'idleMs'>):
   const servers: { served: ProgramServer; closed: boolean }[] = [];
   const newServer = (): ProgramServer => {
     const served = createProgramServer({
-      programs: () => [],
+      tools: () => [],
       rules: () => [],
       context: () => {
         throw new Error('no program runs in these tests');
