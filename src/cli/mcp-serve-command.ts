@@ -1,5 +1,5 @@
 import { mkdirSync, realpathSync, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { version } from '../../package.json';
 import { loadConfig } from '../config/config';
@@ -169,6 +169,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     }
     listChanged = () => http.listChanged();
     err(servingLine(`HTTP at ${endpointUrl(http.address)}`));
+    if (served.length === 0) err(nothingServed(home));
     if (chosenToken.generated) err(`fence: clients must send Authorization: Bearer ${chosenToken.token} (set ${TOKEN_VARIABLE} to choose the token)`);
     try {
       await stopped;
@@ -182,6 +183,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
   const programServer = newServer();
   listChanged = () => programServer.listChanged();
   err(servingLine('stdio'));
+  if (served.length === 0) err(nothingServed(home));
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -221,6 +223,14 @@ function servedKey(entry: ServedTool): string {
 }
 
 /**
+ * Says where a serve with nothing to offer looked, so a person whose client started it with
+ * another `FENCE_HOME` (or none) sees why.
+ */
+function nothingServed(home: string): string {
+  return `fence: no approved program found in ${home} (FENCE_HOME) or the workspace; approve one with fence programs approve <name>, and serve the tools programs may call with --tools`;
+}
+
+/**
  * Calls `onChange` once approvals have stayed still for a moment after changing. Undefined
  * when the folder cannot be watched: the list then stays as it was at the start.
  */
@@ -245,16 +255,26 @@ function watchApprovals(home: string, onChange: () => void): FSWatcher | undefin
  * A generic MCP client's config that starts this serve: node by its absolute path running
  * fence's own entry script by its real path, so it works from any folder and with any PATH
  * (clients started from a desktop often have a short one, and `npx fence` outside a project
- * that has fence installed would fetch whatever the registry calls `fence`).
+ * that has fence installed would fetch whatever the registry calls `fence`). Its `env` names
+ * fence's home as this shell resolves it (and `XDG_CONFIG_HOME` when set), because clients
+ * pass a server only a few variables of their own (`HOME`, `PATH`, …): without it, a person
+ * whose `FENCE_HOME` is set would get a serve that finds none of their approved programs.
  */
-export function clientConfig(workspace: string, tools = false): { mcpServers: Record<string, { command: string; args: string[] }> } {
+export function clientConfig(
+  workspace: string,
+  tools = false,
+  env: NodeJS.ProcessEnv = process.env,
+): { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> } {
   let script = process.argv[1] ?? 'fence';
   try {
     script = realpathSync(script);
   } catch {
     // Keep it as given.
   }
-  return { mcpServers: { fence: { command: process.execPath, args: [script, 'mcp', 'serve', '-w', workspace, ...(tools ? ['--tools'] : [])] } } };
+  const passed: Record<string, string> = { FENCE_HOME: fenceHome(env) };
+  if (env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME)) passed.XDG_CONFIG_HOME = env.XDG_CONFIG_HOME;
+  const args = [script, 'mcp', 'serve', '-w', workspace, ...(tools ? ['--tools'] : [])];
+  return { mcpServers: { fence: { command: process.execPath, args, env: passed } } };
 }
 
 /**

@@ -92,10 +92,26 @@ export function clientPrincipal(name: string | undefined): string {
   return `mcp:${clean || UNNAMED_CLIENT}`;
 }
 
-/** A zod schema as the JSON schema MCP carries, without the `$schema` dialect line. */
+/**
+ * A zod schema as the JSON schema MCP carries, without the `$schema` dialect line, and without
+ * the `additionalProperties: {}` an object that lets other properties through is written with
+ * (JSON Schema lets them through by default; an empty schema there reads as a mistake to
+ * clients that check schemas).
+ */
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
-  return rest;
+  return withoutEmptyAdditional(rest) as Record<string, unknown>;
+}
+
+function withoutEmptyAdditional(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutEmptyAdditional);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    const empty = key === 'additionalProperties' && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+    if (!empty) out[key] = withoutEmptyAdditional(value);
+  }
+  return out;
 }
 
 /**
