@@ -288,12 +288,32 @@ describe('fence mcp serve', () => {
     expect(shown.stdout).not.toContain('hunter2');
   });
 
-  it('prints a client config that starts it on the workspace', async () => {
+  it('prints a client config that starts it on the workspace, with nothing else a client would need to pass', { timeout: 180_000 }, async () => {
+    // Nothing approved yet: the serve says where it looked.
+    const empty = await connect();
+    try {
+      expect((await empty.client.listTools()).tools).toEqual([]);
+      expect(empty.stderr()).toContain(`no approved program found in ${cli.dirs.home} (FENCE_HOME)`);
+    } finally {
+      await empty.client.close();
+    }
+    await saveProgram('greet', GREET);
     const result = await fence(['mcp', 'serve', '-w', cli.dirs.workspace, '--print-config']);
     expect(result.exitCode).toBe(0);
-    const config = JSON.parse(result.stdout) as { mcpServers: { fence: { command: string; args: string[] } } };
+    const config = JSON.parse(result.stdout) as { mcpServers: { fence: { command: string; args: string[]; env: Record<string, string> } } };
     expect(config.mcpServers.fence.command).toBe(process.execPath);
     expect(config.mcpServers.fence.args).toEqual([FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace]);
+    // Clients pass a server few variables of their own: the config carries where fence keeps its programs.
+    expect(config.mcpServers.fence.env).toEqual({ FENCE_HOME: cli.dirs.home, XDG_CONFIG_HOME: env().XDG_CONFIG_HOME });
+    // Started as a client starts it (the SDK adds only HOME, PATH and a few more of its own), it serves the program.
+    const { command, args, env: passed } = config.mcpServers.fence;
+    const started = new Client({ name: 'config-client', version: '1.0.0' });
+    await started.connect(new StdioClientTransport({ command, args, env: passed, stderr: 'ignore' }));
+    try {
+      expect((await started.listTools()).tools.map((tool) => tool.name)).toEqual(['greet']);
+    } finally {
+      await started.close();
+    }
     const withTools = JSON.parse((await fence(['mcp', 'serve', '-w', cli.dirs.workspace, '--tools', '--print-config'])).stdout) as typeof config;
     expect(withTools.mcpServers.fence.args).toEqual([FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace, '--tools']);
   });
