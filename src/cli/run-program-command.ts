@@ -120,7 +120,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
       const where = trace.error.line === undefined ? '' : ` at line ${trace.error.line}`;
       err.write(`fence: program failed (${trace.error.kind})${where}: ${trace.error.message}\n`);
     }
-    err.write(`trace ${trace.id} (${trace.calls.length} tool calls) · fence trace show ${trace.id}\n`);
+    err.write(`trace ${trace.id} (${trace.calls.length} tool call${trace.calls.length === 1 ? '' : 's'}) · fence trace show ${trace.id}\n`);
     return trace.ok ? 0 : 1;
   } finally {
     process.off('SIGINT', onSigint);
