@@ -24,6 +24,8 @@ const TOKEN = 'bench-token';
 export interface McpServeFigures {
   /** One call of the program, over stdio and over HTTP (200 calls each). */
   callMs: { stdio: number; http: number };
+  /** One call of fence's `read` served with `--tools` over stdio (a one-call program; 200 calls). */
+  toolCallMs: number;
   /** Spawn → the first `tools/list` answered, over stdio and over HTTP (5 starts each). */
   startMs: { stdio: number; http: number };
 }
@@ -48,9 +50,9 @@ async function prepare(): Promise<{ workspace: string; env: Record<string, strin
 }
 
 /** A client of a stdio serve. */
-async function stdioClient(workspace: string, env: Record<string, string>): Promise<Client> {
+async function stdioClient(workspace: string, env: Record<string, string>, extraArgs: string[] = []): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [FENCE_BIN, 'mcp', 'serve', '-w', workspace], cwd: workspace, env, stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [FENCE_BIN, 'mcp', 'serve', '-w', workspace, ...extraArgs], cwd: workspace, env, stderr: 'ignore' }));
   return client;
 }
 
@@ -79,10 +81,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Median of `count` calls of the program, after ten to warm up. */
-async function callMedian(client: Client, count: number): Promise<number> {
+/** Median of `count` calls of the program (or of `tool` with `args`), after ten to warm up. */
+async function callMedian(client: Client, count: number, tool = 'note', args: Record<string, unknown> = {}): Promise<number> {
   const call = async () => {
-    const result = (await client.callTool({ name: 'note', arguments: {} })) as CallToolResult;
+    const result = (await client.callTool({ name: tool, arguments: args })) as CallToolResult;
     if (result.isError) throw new Error(`the served call failed: ${JSON.stringify(result.content)}`);
   };
   for (let i = 0; i < 10; i++) await call();
@@ -100,6 +102,8 @@ export async function mcpServeFigures(calls = 200, starts = 5): Promise<McpServe
   const { workspace, env } = await prepare();
   const stdio = await stdioClient(workspace, env);
   const stdioCall = await callMedian(stdio, calls).finally(() => stdio.close());
+  const withTools = await stdioClient(workspace, env, ['--tools']);
+  const toolCall = await callMedian(withTools, calls, 'read', { path: 'note.txt' }).finally(() => withTools.close());
   const http = await httpClient(workspace, env);
   const httpCall = await callMedian(http.client, calls).finally(async () => {
     await http.client.close();
@@ -121,5 +125,5 @@ export async function mcpServeFigures(calls = 200, starts = 5): Promise<McpServe
     await served.client.close();
     await stopChild(served.child);
   }
-  return { callMs: { stdio: stdioCall, http: httpCall }, startMs: { stdio: median(stdioStarts), http: median(httpStarts) } };
+  return { callMs: { stdio: stdioCall, http: httpCall }, toolCallMs: toolCall, startMs: { stdio: median(stdioStarts), http: median(httpStarts) } };
 }

@@ -185,6 +185,7 @@ const serve = await mcpServeFigures();
 console.log('\n| `fence mcp serve` (a program reading a file, default sandbox) | stdio | streamable HTTP |\n|---|---|---|');
 console.log(`| one served call, client → fence → program → tool → client (median of 200) | ${fmt(serve.callMs.stdio, 'ms')} | ${fmt(serve.callMs.http, 'ms')} |`);
 console.log(`| spawn → first \`tools/list\` answered (median of 5) | ${fmt(serve.startMs.stdio, 'ms')} | ${fmt(serve.startMs.http, 'ms')} |`);
+console.log(`| one call of \`read\` served with \`--tools\` (median of 200) | ${fmt(serve.toolCallMs, 'ms')} | |`);
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);
