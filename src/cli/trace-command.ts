@@ -11,7 +11,7 @@ export function listTracesCommand(): number {
   for (const { trace } of traces) {
     const status = trace.ok ? 'ok' : `failed (${trace.error?.kind ?? 'error'})`;
     const intent = trace.intent ? `  ${trace.intent}` : '';
-    process.stdout.write(`${trace.id}  ${trace.createdAt.slice(0, 16).replace('T', ' ')}  ${status}  ${trace.calls.length} calls${intent}\n`);
+    process.stdout.write(`${trace.id}  ${trace.createdAt.slice(0, 16).replace('T', ' ')}  ${status}  ${trace.calls.length} call${trace.calls.length === 1 ? '' : 's'}${intent}\n`);
   }
   return 0;
 }
