@@ -42,7 +42,7 @@ export const appendTool = defineTool({
   mutating: true,
   resource: pathResource,
   preview: ({ path, content }, ctx) =>
-    previewFileChange(ctx, path, (existing) => {
+    previewFileChange(ctx, 'append', path, (existing) => {
       const before = existing?.toString('utf8') ?? '';
       return content === '' ? { error: 'the content is empty: nothing to append' } : { after: before + appendedText(before, content).added };
     }),

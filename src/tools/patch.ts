@@ -56,7 +56,7 @@ export const patchTool = defineTool({
   mutating: true,
   resource: pathResource,
   preview: ({ path, patch }, ctx) =>
-    previewFileChange(ctx, path, (existing) => {
+    previewFileChange(ctx, 'patch', path, (existing) => {
       const parsed = parsePatch(patch);
       if (!parsed.ok) return { error: parsed.error };
       const decoded = existing?.toString('utf8') ?? '';

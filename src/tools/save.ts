@@ -42,7 +42,7 @@ export const saveTool = defineTool({
   callers: ['direct'],
   mutating: true,
   resource: pathResource,
-  preview: ({ path, content }, ctx) => previewFileChange(ctx, path, (existing) => ({ after: savedText(existing, content) })),
+  preview: ({ path, content }, ctx) => previewFileChange(ctx, 'save', path, (existing) => ({ after: savedText(existing, content) })),
   async execute({ path, content }, ctx) {
     return runOnFile(ctx, path, 'write', async (file) => {
       const opened = await openAdmitted(ctx, file, 'write', 'save', 'ok');

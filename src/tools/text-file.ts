@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 
 /** How far into a file to look for a NUL byte, the sign of a binary file (as git decides). */
 const BINARY_SNIFF_BYTES = 8192;
@@ -85,17 +84,4 @@ export function describeSize(lines: number, bytes: number): string {
 /** `"1 hunk"`, `"2 hunks"`; `many` names irregular plurals (`plural(3, 'entry', 'entries')`). */
 export function plural(count: number, noun: string, many = `${noun}s`): string {
   return `${count} ${count === 1 ? noun : many}`;
-}
-
-/**
- * The bytes of the file at `absolute`, or `undefined` when nothing is there. Other failures
- * (a folder, no permission) are thrown as the file system reports them.
- */
-export async function readIfExists(absolute: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(absolute);
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
-    throw error;
-  }
 }

@@ -70,6 +70,18 @@ describe('a link swapped between the check and the open', () => {
     expect(grep.showing).toBeGreaterThan(0);
   });
 
+  it("never lets the diff a person is asked to approve show a file the sandbox denies", async () => {
+    const { workspace, key } = machine();
+    const allowed = join(workspace, 'allowed.txt');
+    await writeFile(allowed, `${ALLOWED_TEXT}\n`);
+    await flip(join(workspace, 'flip'), allowed, key);
+    const ctx = machineContext(machine());
+    const preview = async (): Promise<ToolResult> => ({ output: JSON.stringify(await saveTool.preview?.({ path: 'flip', content: 'new text\n' }, ctx)) });
+    const previews = await race(preview, ALLOWED_TEXT);
+    for (const result of previews.results) expect(result.output).not.toContain(KEY_TEXT);
+    expect(previews.showing).toBeGreaterThan(0);
+  });
+
   it('never lets read show a file a policy rule denies', async () => {
     const { workspace } = machine();
     const allowed = join(workspace, 'allowed.txt');
