@@ -1,7 +1,7 @@
 import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, type RunStop } from '../agent/run-stop';
-import { loadConfig } from '../config/config';
+import { loadConfig, type FenceConfig } from '../config/config';
 import { describeProject } from '../config/project-summary';
 import { isUsable, trustWorkspace, type WorkspaceTrust } from '../config/trust';
 import { fenceHome } from '../config/paths';
@@ -103,7 +103,9 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return failBeforeRun('usage', `--max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml`);
   }
 
-  const format = options.toolFormat ?? resumed?.info.toolFormat ?? loaded.config.toolFormat;
+  // The flag, else the resumed session's, else the configuration's: read again if the person trusts the folder in the chat.
+  const formatFor = (config: FenceConfig): ToolFormat => options.toolFormat ?? resumed?.info.toolFormat ?? config.toolFormat;
+  const format = formatFor(loaded.config);
   const explicitReasoning = options.reasoning ?? loaded.config.reasoning;
   if (interactive) {
     const { runChat } = await import('../tui/chat');
@@ -118,7 +120,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           workspace: workspace.path,
           modelId: resolved.id,
           config,
-          format,
+          format: formatFor(config),
           signal,
           confirm,
           keepFiles: true,
@@ -134,6 +136,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       resolved,
       config: loaded.config,
       format,
+      formatFor,
       prompts,
       yes: options.yes === true,
       ...(options.reasoning ? { reasoning: options.reasoning } : {}),

@@ -39,7 +39,7 @@ export class ChatView {
     private readonly out: ChatOutput,
     readonly style: Style,
     /** The reply writes its tool calls as XML: they are shown as code blocks too. */
-    private readonly xmlToolUse = false,
+    private xmlToolUse = false,
   ) {
     this.#spinner = new Spinner(out, style, out.isTTY === true);
     this.#width = this.width;
@@ -185,6 +185,13 @@ export class ChatView {
     if (!line) return;
     const note = ' (/thinking shows it)';
     this.printLines([this.style.dim(`✻ ${truncateToWidth(line, Math.max(10, this.width - note.length - 3))}${note}`)]);
+  }
+
+  /** The replies to come write their tool calls as XML (or not): the format was chosen again. */
+  setXmlToolUse(xml: boolean): void {
+    if (xml === this.xmlToolUse) return;
+    this.xmlToolUse = xml;
+    this.#markdown = new MarkdownStream({ style: this.style, width: this.#width, xmlToolUse: xml });
   }
 
   #newReply(): void {

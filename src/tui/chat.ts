@@ -31,6 +31,11 @@ export interface ChatSetup {
   resolved: ResolvedModel;
   config: FenceConfig;
   format: ToolFormat;
+  /**
+   * The format with another configuration (the one read again once the person trusts the
+   * folder, whose `tool_format` may differ). Absent: `format` whatever the configuration.
+   */
+  formatFor?: (config: FenceConfig) => ToolFormat;
   /** Prompts of the command line, run before the first one is read. */
   prompts: string[];
   /** The id of a session to go on with. */
@@ -84,7 +89,8 @@ async function askTrust(question: NonNullable<ChatSetup['trustQuestion']>, view:
 export async function runChat(setup: ChatSetup): Promise<number> {
   const stdout = process.stdout;
   const style = createStyle(colorEnabled(stdout));
-  const view = new ChatView(stdout, style, setup.format === 'xml');
+  let format = setup.format;
+  const view = new ChatView(stdout, style, format === 'xml');
   const editor = new LineEditor({ input: process.stdin, output: stdout, style, history: InputHistory.load(historyPath(setup.home)) });
   const keys = new RunKeys(process.stdin);
   const sessionController = new AbortController();
@@ -94,7 +100,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   const confirm = createConfirmPrompt({
     view,
     yes: setup.yes,
-    blocksShown: setup.format !== 'tool',
+    blocksShown: () => format !== 'tool',
     onInterrupt: stopRun,
     read: async (prompt) => {
       keys.pause();
@@ -121,6 +127,8 @@ export async function runChat(setup: ChatSetup): Promise<number> {
         return EXIT_CODES.error;
       }
       config = trusted.config;
+      format = setup.formatFor?.(config) ?? format;
+      view.setXmlToolUse(format === 'xml');
     }
   }
 
@@ -153,7 +161,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     const agent = new Agent({
       ...agentModel,
       ...agentParts(session),
-      format: setup.format,
+      format,
       reasoning: resolveReasoning(reasoning.explicit, agentModel.info),
       maxCostUsd: setup.maxCostUsd,
       maxTokens: setup.maxTokens,

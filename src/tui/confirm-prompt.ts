@@ -23,9 +23,10 @@ export interface ConfirmPromptOptions {
   onInterrupt(): void;
   /**
    * The model's calls are written as blocks that the reply just showed (markdown and XML): a
-   * command or code is not shown a second time, only diffs and edits are.
+   * command or code is not shown a second time, only diffs and edits are. Asked at each
+   * question: the format can be chosen again before the session opens.
    */
-  blocksShown: boolean;
+  blocksShown: () => boolean;
   /** Opens text in the person's editor and returns it changed, or an error line (tests give their own). */
   edit?: (text: string, extension: string) => { text: string } | { error: string };
 }
@@ -60,7 +61,7 @@ export function createConfirmPrompt(options: ConfirmPromptOptions): ConfirmPromp
       let input = request.input;
       let edited = false;
       let preview = await request.preview(input);
-      const shownAbove = options.blocksShown && request.principal === 'model' && preview.kind === 'code';
+      const shownAbove = options.blocksShown() && request.principal === 'model' && preview.kind === 'code';
       view.printLines(describeCall(request, shownAbove ? undefined : preview, view));
       const question = `${style.bold(questionFor(request, preview))} ${style.dim('[y/n/e/a]')} ${style.cyan('›')} `;
       while (true) {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useCliRun } from '../support/run-cli';
@@ -47,6 +47,28 @@ describe('the chat in a folder it has not been told to trust', () => {
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
     expect(readFileSync(join(cli.dirs.home, 'trusted-workspaces.json'), 'utf8')).toContain(cli.dirs.workspace);
+  });
+
+  it("takes the trusted folder's tool_format for the session it opens, and not on no", { timeout: 60_000 }, async () => {
+    const toolsOf = (index: number) => (cli.server.requests[index]?.body.tools as { name?: string }[] | undefined)?.map((tool) => tool.name) ?? [];
+    for (const answer of ['y', 'n']) {
+      writeFileSync(join(cli.dirs.workspace, 'fence.toml'), 'tool_format = "tool"\n\n[tools.lookup]\ndescription = "Look up an employee by id"\ncommand = ["true"]\n');
+      cli.server.reply((r) => r.text('Hello.'));
+      const chat = startChat();
+      await chat.waitFor('trust it? [y/N]');
+      chat.type(`${answer}${KEYS.enter}`);
+      await chat.waitFor('/help for commands');
+      chat.type(`hi${KEYS.enter}`);
+      await chat.waitFor('Hello.');
+      chat.type(`/exit${KEYS.enter}`);
+      expect(await chat.exited).toBe(0);
+      const index = cli.server.requests.length - 1;
+      // Trusted: the calls are the provider's own, the folder's tool among them. Not: code blocks, no tool definitions.
+      if (answer === 'y') expect(toolsOf(index)).toEqual(expect.arrayContaining(['shell', 'lookup']));
+      else expect(toolsOf(index)).toEqual([]);
+      // Asked again next time: the same folder, untrusted.
+      rmSync(join(cli.dirs.home, 'trusted-workspaces.json'), { force: true });
+    }
   });
 
   it('goes on without the folder’s configuration on no, and says so', { timeout: 60_000 }, async () => {
