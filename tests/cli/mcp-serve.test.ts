@@ -1,5 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -35,12 +35,12 @@ const GLOB_MANY = ['// intent: glob many times', '// param times: integer = 1', 
 const { env, fence, saveProgram } = programRig(cli);
 
 /** A client connected to `fence mcp serve` on the test's workspace, as `clientName`. */
-async function connect(clientName = 'Test Client/1', extraArgs: string[] = []): Promise<{ client: Client; stderr: () => string }> {
+async function connect(clientName = 'Test Client/1', extraArgs: string[] = [], extraConfig = ''): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace, ...extraArgs],
     cwd: cli.dirs.workspace,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...env() },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...env(extraConfig) },
     stderr: 'pipe',
   });
   let stderr = '';
@@ -226,8 +226,12 @@ describe('fence mcp serve', () => {
     mkdirSync(join(cli.dirs.workspace, 'secret'));
     writeFileSync(join(cli.dirs.workspace, 'secret', 'key.txt'), 'hunter2\n');
     writeFileSync(join(cli.dirs.workspace, 'notes.txt'), 'alpha\nbeta\n');
+    const outside = join(dirname(cli.dirs.workspace), 'outside.txt');
+    writeFileSync(outside, 'OUTSIDE-THE-WORKSPACE\n');
     await saveProgram('greet', GREET);
-    const { client, stderr } = await connect('Tool User', ['--tools']);
+    // The rule docs/mcp.md gives for keeping served calls in the workspace.
+    const inWorkspace = '\n[[policy]]\nprincipal = "mcp:*"\ntool = "*"\nresource = "/**"\naction = "deny"\nreason = "clients stay in the workspace"\n';
+    const { client, stderr } = await connect('Tool User', ['--tools'], inWorkspace);
     try {
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
@@ -247,6 +251,10 @@ describe('fence mcp serve', () => {
       expect(secret.isError).toBe(true);
       expect(text(secret)).toContain('read denied');
       expect(JSON.stringify(secret)).not.toContain('hunter2');
+      const far = (await client.callTool({ name: 'read', arguments: { path: outside } })) as CallToolResult;
+      expect(far.isError).toBe(true);
+      expect(text(far)).toContain('clients stay in the workspace');
+      expect(JSON.stringify(far)).not.toContain('OUTSIDE-THE-WORKSPACE');
       const wrong = (await client.callTool({ name: 'read', arguments: { path: 7 } })) as CallToolResult;
       expect(wrong.isError).toBe(true);
       expect(text(wrong)).toContain('path');
@@ -263,7 +271,7 @@ describe('fence mcp serve', () => {
       await client.close();
     }
     const mine = traces().filter((trace) => trace.principal === 'mcp:tool-user');
-    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'read', 'read']);
+    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'read', 'read', 'read']);
   });
 
   it('shows a served call with the program, the client and each admission decision in fence trace show', { timeout: 180_000 }, async () => {

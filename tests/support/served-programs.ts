@@ -17,9 +17,9 @@ export interface ProgramRig {
   /**
    * The environment of every run: the test's FENCE_HOME and a user config with no OS sandbox
    * (not what these tests are about), room for a program that calls tools until it is stopped,
-   * and `secret/**` denied to `read`.
+   * and `secret/**` denied to `read`; `extraConfig` is added to that config.
    */
-  env(): Record<string, string>;
+  env(extraConfig?: string): Record<string, string>;
   /** Runs `fence` with `args` in the workspace. */
   fence(args: string[]): ReturnType<typeof runFence>;
   /** Runs `code` with `fence run`, saves it as `name`, and approves it unless told not to. */
@@ -28,10 +28,10 @@ export interface ProgramRig {
 
 /** A `ProgramRig` on the folders of `cli` (read them inside a test). */
 export function programRig(cli: CliRun): ProgramRig {
-  const env = (): Record<string, string> => {
+  const env = (extraConfig = ''): Record<string, string> => {
     const xdg = join(dirname(cli.dirs.workspace), 'xdg');
     mkdirSync(join(xdg, 'fence'), { recursive: true });
-    writeFileSync(join(xdg, 'fence', 'config.toml'), '[sandbox]\nmode = "off"\n\n[ptc]\nmax_tool_calls = 10000000\n\n[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n');
+    writeFileSync(join(xdg, 'fence', 'config.toml'), '[sandbox]\nmode = "off"\n\n[ptc]\nmax_tool_calls = 10000000\n\n[[policy]]\ntool = "read"\nresource = "secret/**"\naction = "deny"\n' + extraConfig);
     return { ...cli.env(), XDG_CONFIG_HOME: xdg };
   };
   const fence = (args: string[]) => runFence(args, { cwd: cli.dirs.workspace, env: env(), timeoutMs: 60_000 });
