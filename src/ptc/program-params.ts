@@ -163,7 +163,7 @@ function splitTopLevel(text: string, separators: string): string[] | undefined {
 const PROPERTY = /^("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)(\?)?\s*:\s*([^]*)$/;
 
 /** The schema of an object type `{ name: string; total?: number }`, or undefined when it is not one fence reads. */
-function objectSchema(body: string): z.ZodType | undefined {
+function objectSchema(body: string, depth: number): z.ZodType | undefined {
   const members = splitTopLevel(body, ';,');
   if (!members) return undefined;
   const shape: Record<string, z.ZodType> = {};
@@ -173,7 +173,7 @@ function objectSchema(body: string): z.ZodType | undefined {
     if (!match) return undefined;
     const [, key = '', question, type = ''] = match;
     const name = key.startsWith('"') ? stringLiteral(key) : key;
-    const schema = typeSchema(type.trim());
+    const schema = typeSchema(type.trim(), depth + 1);
     if (name === undefined || !schema || Object.hasOwn(shape, name)) return undefined;
     shape[name] = question ? schema.optional() : schema;
   }
@@ -181,12 +181,19 @@ function objectSchema(body: string): z.ZodType | undefined {
   return z.looseObject(shape);
 }
 
+/** The most a declared type may nest (arrays, parentheses, objects), and its longest text: past them it is not read. */
+const MAX_TYPE_DEPTH = 16;
+const MAX_TYPE_CHARS = 4096;
+
 /**
- * The zod schema of a declared type, or undefined when the type is not one fence reads. `|`
+ * The zod schema of a declared type, or undefined when the type is not one fence reads
+ * (among them, one nested deeper than `MAX_TYPE_DEPTH` or longer than `MAX_TYPE_CHARS`: a
+ * program's comments may come from a repository, and must not overflow the stack). `|`
  * binds loosest, as in TypeScript: `"a" | "b"[]` is `"a"` or an array of `"b"`, which is not
  * a union of literals and so not read; `("a" | "b")[]` is an array of either.
  */
-function typeSchema(type: string): z.ZodType | undefined {
+function typeSchema(type: string, depth = 0): z.ZodType | undefined {
+  if (depth > MAX_TYPE_DEPTH || type.length > MAX_TYPE_CHARS) return undefined;
   const alternatives = splitTopLevel(type, '|');
   if (!alternatives) return undefined;
   if (alternatives.length > 1) {
@@ -194,11 +201,11 @@ function typeSchema(type: string): z.ZodType | undefined {
     return values.every((value) => value !== undefined) ? z.enum(values as [string, ...string[]]) : undefined;
   }
   if (type.endsWith('[]')) {
-    const item = typeSchema(type.slice(0, -2).trim());
+    const item = typeSchema(type.slice(0, -2).trim(), depth + 1);
     return item && z.array(item);
   }
-  if (type.startsWith('(') && type.endsWith(')')) return typeSchema(type.slice(1, -1).trim());
-  if (type.startsWith('{') && type.endsWith('}')) return objectSchema(type.slice(1, -1));
+  if (type.startsWith('(') && type.endsWith(')')) return typeSchema(type.slice(1, -1).trim(), depth + 1);
+  if (type.startsWith('{') && type.endsWith('}')) return objectSchema(type.slice(1, -1), depth);
   if (Object.hasOwn(BASE_SCHEMAS, type)) return BASE_SCHEMAS[type]?.();
   const literal = stringLiteral(type);
   return literal === undefined ? undefined : z.enum([literal]);

@@ -377,6 +377,19 @@ describe('object types', () => {
   });
 });
 
+describe('types from a repository', () => {
+  it('are not read past 16 levels or 4096 characters, and never overflow the stack', () => {
+    const nested = (depth: number) => '('.repeat(depth) + 'string' + ')'.repeat(depth);
+    expect(accepts(nested(16), 'a')).toBe(true);
+    expect(errorsOf(`// param x: ${nested(17)}`)[0]).toMatch(/unknown type/);
+    for (const type of [nested(20_000), `string${'[]'.repeat(20_000)}`, `${'{ a: '.repeat(5_000)}string${' }'.repeat(5_000)}`]) {
+      expect(() => parseSignature(`// param x: ${type}\n// returns: ${type}\nreturn 1;`)).not.toThrow();
+      expect(returnSchema(type)).toBeUndefined();
+    }
+    expect(returnSchema(`{ ${Array.from({ length: 400 }, (_, i) => `p${i}: string`).join('; ')} }`)).toBeUndefined();
+  });
+});
+
 describe('returnSchema', () => {
   it('checks a declared type, saying whether its values are objects', () => {
     const list = returnSchema('string[]');
