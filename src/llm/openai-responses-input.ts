@@ -24,7 +24,9 @@ type AssistantEntry = Extract<HistoryEntry, { kind: 'assistant' }>;
  *   calls (with `nativeCalls`, see `planHistory`) `function_call` items, each answered by its
  *   `function_call_output` item (same `call_id`) after the calls.
  * - The reply's reasoning items (parts with `api: 'openai-responses'`; others are left out) go
- *   back exactly as received and in their place: before the text when they preceded it,
+ *   back exactly as received and in their place, those with their `encrypted_content` only
+ *   (without it, an item of a reply that was not stored names nothing the API can find, and the
+ *   request is refused): before the text when they preceded it,
  *   otherwise right before the call they led to. A part whose call is not replayed goes with
  *   the next part whose call is, or else right after the text, so their order never changes.
  *
@@ -61,7 +63,7 @@ function assistantItems(entry: AssistantEntry): ResponseInputItem[] {
   const beforeCall = new Map<string, ReasoningEntry[]>();
   let waiting: ReasoningEntry[] = [];
   for (const part of entry.reasoning) {
-    if (part.api !== 'openai-responses') continue;
+    if (part.api !== 'openai-responses' || typeof part.raw.encrypted_content !== 'string') continue;
     if (part.beforeCallId === undefined) first.push(part);
     else if (replayed.has(part.beforeCallId)) {
       beforeCall.set(part.beforeCallId, [...(beforeCall.get(part.beforeCallId) ?? []), ...waiting, part]);

@@ -26,7 +26,10 @@ const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
  * does: `store: false`, the whole conversation sent as input items on every request, and the
  * reasoning items of earlier replies sent back as received, with the encrypted content that
  * `include: ['reasoning.encrypted_content']` asks for, so a reasoning model keeps its
- * reasoning across tool calls. Streams through the official SDK, its retries off (fence
+ * reasoning across tool calls. That is asked only of a model with a reasoning level (the
+ * request's `reasoning`: the flag, the configuration, or the model table's default): OpenAI
+ * refuses the whole request with a 400 ("Encrypted content is not supported with this
+ * model") for models that do not reason, gpt-4o and gpt-4.1 among them. Streams through the official SDK, its retries off (fence
  * retries, see `retry.ts`), its warnings passed to `options.warn`.
  *
  * Events: text (and refusal) deltas are `text`; function calls are `tool_call` (the call's `call_id` as id);
@@ -48,8 +51,8 @@ function responsesParams(provider: OpenAITarget['provider'], request: StreamRequ
     input,
     stream: true,
     store: false,
-    include: [ENCRYPTED_REASONING],
   };
+  if (request.reasoning !== undefined) params.include = [ENCRYPTED_REASONING];
   if (instructions !== undefined) params.instructions = instructions;
   if (tools.length > 0) {
     params.tools = tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }));

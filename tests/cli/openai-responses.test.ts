@@ -22,7 +22,9 @@ describe('an openai/ model over the Responses API', () => {
     expect(result.stdout).toBe('The shell said from-the-shell.');
     const requests = cli.server.requests;
     expect(requests.map((request) => request.path)).toEqual(['/v1/responses', '/v1/responses']);
-    expect(requests[0]?.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'], stream: true });
+    expect(requests[0]?.body).toMatchObject({ store: false, stream: true });
+    // A model the table does not know gets no reasoning level, so no encrypted reasoning is asked for.
+    expect(requests[0]?.body).not.toHaveProperty('include');
     expect(typeof requests[0]?.body.instructions).toBe('string');
     const second = requests[1]!;
     expect(checkToolCallPairing(second)).toEqual([]);
@@ -31,6 +33,18 @@ describe('an openai/ model over the Responses API', () => {
     const output = items.find((item) => item.type === 'function_call_output');
     expect(output).toMatchObject({ call_id: 'call_one' });
     expect(String(output?.output)).toContain('from-the-shell');
+  });
+
+  it('asks gpt-5 for its encrypted reasoning and not gpt-4o, which would refuse the whole request', async () => {
+    cli.server.reply((r) => r.text('From gpt-4o.'));
+    const old = await runFence(['-n', '-m', 'openai/gpt-4o', 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(old.stderr).not.toContain('Encrypted content');
+    expect(old.exitCode).toBe(0);
+    expect(old.stdout).toBe('From gpt-4o.');
+    cli.server.reply((r) => r.text('From gpt-5.'));
+    const reasoning = await runFence(['-n', '-m', 'openai/gpt-5', 'hello'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(reasoning.exitCode).toBe(0);
+    expect(cli.server.requests.at(-1)?.body).toMatchObject({ model: 'gpt-5', include: ['reasoning.encrypted_content'], reasoning: { effort: 'medium' } });
   });
 
   it('keeps Chat Completions when the configuration says api = "chat", and with --reasoning sends the effort', async () => {

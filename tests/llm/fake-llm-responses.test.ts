@@ -191,6 +191,22 @@ describe('the fake Responses API checks the input like the real one', () => {
     expect(error).toMatchObject({ status: 400, error: { message: 'No tool call found for function call output with call_id call_x.' } });
   });
 
+  it('refuses to send encrypted reasoning for a model that does not reason, and takes it for one that does', async () => {
+    const asked = { ...stateless, include: ['reasoning.encrypted_content' as const], input: [user('Go.')], stream: true as const };
+    const error = await client.responses.create({ ...asked, model: 'gpt-4o' }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 400, error: { message: 'Encrypted content is not supported with this model.', param: 'include' } });
+    server.reply((r) => r.text('ok'));
+    const stream = await client.responses.create({ ...asked, model: 'gpt-5' });
+    for await (const _event of stream) void _event;
+    expect(server.requests.at(-1)?.body.model).toBe('gpt-5');
+  });
+
+  it('refuses a reasoning item without its encrypted content when nothing is stored', async () => {
+    const bare: ResponseInputItem = { id: 'rs_1', type: 'reasoning', summary: [] };
+    const error = await client.responses.create({ ...stateless, input: [user('Go.'), bare], stream: true }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 400, error: { message: expect.stringContaining("Item with id 'rs_1' not found"), param: 'input' } });
+  });
+
   it('accepts a call followed by its output', async () => {
     server.reply((r) => r.text('ok'));
     await expect(events([user('Go.'), call, output])).resolves.toContainEqual(expect.objectContaining({ type: 'response.completed' }));

@@ -89,13 +89,34 @@ describe('Responses adapter streaming', () => {
       model: 'gpt-test',
       stream: true,
       store: false,
-      include: [ENCRYPTED_REASONING],
       instructions: 'You are fence.',
       input: [{ role: 'user', content: 'Say hello.' }],
       max_output_tokens: 100,
     });
     expect(request?.body).not.toHaveProperty('reasoning');
     expect(request?.body).not.toHaveProperty('previous_response_id');
+    // No reasoning level, so no encrypted reasoning asked for: a model that does not reason refuses the request for it.
+    expect(request?.body).not.toHaveProperty('include');
+  });
+
+  it('asks for encrypted reasoning only with a reasoning level: gpt-4o answers, gpt-5 keeps its reasoning', async () => {
+    server.reply((r) => r.text('Hello.'));
+    const plain = await collect(provider().stream({ model: 'gpt-4o', messages: conversation }));
+    expect(plain.at(-1)).toEqual({ type: 'done', stopReason: 'end' });
+    server.reply((r) => r.thinking('plan').text('Hi.'));
+    const reasoned = await collect(provider().stream({ model: 'gpt-5', messages: conversation, reasoning: 'medium' }));
+    expect(server.requests[1]?.body.include).toEqual([ENCRYPTED_REASONING]);
+    expect(reasoned.find((event) => event.type === 'reasoning')).toMatchObject({ part: { raw: { encrypted_content: expect.any(String) } } });
+  });
+
+  it('does not send back a reasoning item that came without its encrypted content', async () => {
+    const reply = createMessage('assistant', 'Hi.', {
+      meta: { reasoning: [{ api: 'openai-responses', raw: { id: 'rs_bare', type: 'reasoning', summary: [{ type: 'summary_text', text: 'plan' }] } }] },
+    });
+    server.reply((r) => r.text('ok'));
+    const events = await collect(provider().stream({ model: 'gpt-5.1', messages: [...conversation, reply, createMessage('user', 'again')] }));
+    expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'end' });
+    expect(inputItems(server.requests[0]!.body).some((item) => item.type === 'reasoning')).toBe(false);
   });
 
   it('reads cached and reasoning tokens as the Chat Completions adapter counts them', async () => {

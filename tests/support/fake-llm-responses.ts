@@ -207,11 +207,32 @@ function outputText(text: string): Record<string, unknown> {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
 }
 
+/** Models the real API refuses encrypted reasoning for: those that do not reason. */
+const NO_REASONING_MODEL = /^(gpt-4o|gpt-4\.1|gpt-5-chat)/;
+
 /**
- * The 400 message the real API gives a request whose function calls and outputs do not pair
- * up by `call_id` (an output must follow its call); undefined when they do.
+ * The 400 the real API gives a request it refuses, and the parameter it names; undefined when
+ * it takes it. Refused: `include` asking a model that does not reason for encrypted reasoning;
+ * a reasoning item without its encrypted content, which names an item nobody stored
+ * (`store: false`); function calls and outputs that do not pair up by `call_id` (an output
+ * must follow its call).
  */
-export function responsesInputError(body: WireBody): string | undefined {
+export function responsesInputError(body: WireBody): { message: string; param: string } | undefined {
+  const include = Array.isArray(body.include) ? body.include : [];
+  if (include.includes(ENCRYPTED_REASONING) && NO_REASONING_MODEL.test(String(body.model))) {
+    return { message: 'Encrypted content is not supported with this model.', param: 'include' };
+  }
+  for (const item of inputItems(body)) {
+    if (item.type === 'reasoning' && typeof item.encrypted_content !== 'string' && body.store === false) {
+      return { message: `Item with id '${String(item.id)}' not found. Items are not persisted when \`store\` is set to false.`, param: 'input' };
+    }
+  }
+  const unpaired = unpairedCall(body);
+  return unpaired === undefined ? undefined : { message: unpaired, param: 'input' };
+}
+
+/** The message for function calls and outputs that do not pair up, or undefined when they do. */
+function unpairedCall(body: WireBody): string | undefined {
   const answered = new Map<string, boolean>();
   for (const item of inputItems(body)) {
     const callId = String(item.call_id);

@@ -211,8 +211,8 @@ function formatOf(path: string): WireFormat | 'unknown' {
  * (the Responses API names the first call id at fault); undefined for a valid request.
  */
 function refusal(format: WireFormat, body: WireBody): Script | undefined {
-  const message = format === 'responses' ? responsesInputError(body) : undefined;
-  if (message !== undefined) return new ReplyBuilder(unusedIds).status(400, { message, param: 'input' }).script;
+  const refused = format === 'responses' ? responsesInputError(body) : undefined;
+  if (refused !== undefined) return new ReplyBuilder(unusedIds).status(400, refused).script;
   const problems = checkToolCallPairing({ body });
   if (problems.length === 0) return undefined;
   return new ReplyBuilder(unusedIds).status(400, { message: `invalid tool calls: ${problems.join('; ')}` }).script;
