@@ -6,7 +6,7 @@ import { describeProject } from '../config/project-summary';
 import { isUsable, trustWorkspace, type WorkspaceTrust } from '../config/trust';
 import { fenceHome } from '../config/paths';
 import { newSessionNameProblem, readSession } from '../conversation/session-store';
-import { modelInfo, resolveReasoning, retiredNote } from '../llm/model-info';
+import { modelInfo, resolveReasoning, retiredNote, unsentReasoningNote } from '../llm/model-info';
 import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
@@ -99,6 +99,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const info = modelInfo(resolved.id, loaded.config.models);
   const retired = retiredNote(resolved.id, info);
   if (retired) err.write(`${retired}\n`);
+  const unsent = unsentReasoningNote(resolved.id, info, options.reasoning ?? loaded.config.reasoning);
+  if (unsent) err.write(`${unsent}\n`);
   if (options.maxCost !== undefined && (info.inputPerMTok === undefined || info.outputPerMTok === undefined)) {
     return failBeforeRun('usage', `--max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml`);
   }

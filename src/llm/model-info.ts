@@ -196,13 +196,25 @@ export function costOf(usage: Usage, info: ModelInfo): number | undefined {
 
 /**
  * The reasoning level of a model's requests: `explicit` (`--reasoning`, else the
- * configuration's `reasoning`, else the chat's `/reasoning`) whatever the model; else the
- * model's default from the table. A model that does not reason, a retired one and a model the
- * table does not know get undefined: no level is sent. Never throws.
+ * configuration's `reasoning`, else the chat's `/reasoning`) for any model but one the table
+ * says does not reason (its API refuses a request carrying a level: see `unsentReasoningNote`);
+ * else the model's default from the table. A model that does not reason, a retired one and a
+ * model the table does not know get no default: no level is sent. Never throws.
  */
 export function resolveReasoning(explicit: ReasoningLevel | undefined, info: ModelInfo): ReasoningLevel | undefined {
+  if (info.reasoning === false) return undefined;
   if (explicit) return explicit;
   return info.reasoning && 'default' in info.reasoning ? info.reasoning.default : undefined;
+}
+
+/**
+ * A line for the person when a level they chose is not sent because the table says `id` does
+ * not reason (OpenAI refuses `reasoning.effort` and `reasoning_effort` for gpt-4o and gpt-4.1
+ * with a 400); undefined otherwise, and for `off`, which loses nothing.
+ */
+export function unsentReasoningNote(id: string, info: ModelInfo, explicit: ReasoningLevel | undefined): string | undefined {
+  if (info.reasoning !== false || !explicit || explicit === 'off') return undefined;
+  return `fence: ${id} does not reason, so the reasoning level ${explicit} is not sent (its API would refuse the request)`;
 }
 
 /**

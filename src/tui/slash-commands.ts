@@ -6,7 +6,7 @@ import type { OpenSession } from '../agent/session-parts';
 import type { FenceConfig } from '../config/config';
 import { createMessage } from '../conversation/message';
 import { newSessionId, readSessionInfo } from '../conversation/session-store';
-import { isReasoningLevel, modelInfo, REASONING_LEVELS, resolveReasoning } from '../llm/model-info';
+import { isReasoningLevel, modelInfo, REASONING_LEVELS, resolveReasoning, unsentReasoningNote } from '../llm/model-info';
 import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolUse } from '../parse/tool-use';
@@ -198,6 +198,8 @@ async function model(ctx: ChatCommandContext, argument: string): Promise<void> {
   ctx.agent.useReasoning(resolveReasoning(ctx.reasoning.explicit, next.info));
   ctx.session.store.updateInfo({ model: resolved.id });
   ctx.view.printLines([style.dim(`Now using ${resolved.id}; the conversation goes on with it.`)]);
+  const unsent = unsentReasoningNote(resolved.id, next.info, ctx.reasoning.explicit);
+  if (unsent) ctx.view.printLines([style.yellow(unsent.replace(/^fence: /, ''))]);
 }
 
 /** `/reasoning [level]`: shows the level the next requests carry, or sets it for them. */
@@ -210,12 +212,21 @@ function reasoningCommand(ctx: ChatCommandContext, argument: string): void {
   }
   if (isReasoningLevel(level)) {
     ctx.reasoning.explicit = level;
-    ctx.agent.useReasoning(level);
-    ctx.view.printLines([style.dim(`Reasoning ${level} from the next request on.`)]);
+    const info = modelInfo(ctx.agent.modelId, ctx.config.models);
+    ctx.agent.useReasoning(resolveReasoning(level, info));
+    const unsent = unsentReasoningNote(ctx.agent.modelId, info, level);
+    ctx.view.printLines([unsent ? style.yellow(unsent.replace(/^fence: /, '')) : style.dim(`Reasoning ${level} from the next request on.`)]);
     return;
   }
   const current = ctx.agent.reasoning;
-  const source = ctx.reasoning.explicit ? '' : current ? ` (the default of ${ctx.agent.modelId})` : ` (none sent: no default for ${ctx.agent.modelId})`;
+  const { explicit } = ctx.reasoning;
+  const source = explicit
+    ? current
+      ? ''
+      : ` (${explicit} chosen, not sent: ${ctx.agent.modelId} does not reason)`
+    : current
+      ? ` (the default of ${ctx.agent.modelId})`
+      : ` (none sent: no default for ${ctx.agent.modelId})`;
   ctx.view.printLines([`reasoning ${style.bold(current ?? 'not set')}${style.dim(source)} ${style.dim(`(/reasoning ${REASONING_LEVELS.join('|')} sets it)`)}`]);
 }
 

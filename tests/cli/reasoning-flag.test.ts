@@ -48,11 +48,17 @@ describe('--reasoning', () => {
   it("takes the configuration's reasoning key under the flag, and refuses a bad one clearly", async () => {
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), 'reasoning = "low"\n');
     cli.trust();
-    cli.server.reply((r) => r.text('One.')).reply((r) => r.text('Two.'));
-    const fromConfig = await run(['-m', 'openai/gpt-4.1', 'hi']);
+    cli.server.reply((r) => r.text('One.')).reply((r) => r.text('Two.')).reply((r) => r.text('Three.'));
+    const fromConfig = await run(['-m', 'openai/gpt-test', 'hi']);
     expect(sessionLine(fromConfig.stderr)).toContain('· reasoning low');
-    const fromFlag = await run(['-m', 'openai/gpt-4.1', '--reasoning', 'off', 'hi']);
+    const fromFlag = await run(['-m', 'openai/gpt-test', '--reasoning', 'off', 'hi']);
     expect(sessionLine(fromFlag.stderr)).toContain('· reasoning off');
+    // Not to a model that does not reason: OpenAI would refuse every request that carried it.
+    const notSent = await run(['-m', 'openai/gpt-4.1', 'hi']);
+    expect(notSent.exitCode).toBe(0);
+    expect(notSent.stderr).toContain('fence: openai/gpt-4.1 does not reason, so the reasoning level low is not sent');
+    expect(sessionLine(notSent.stderr)).not.toContain('reasoning');
+    expect(cli.server.requests.at(-1)?.body).not.toHaveProperty('reasoning');
 
     writeFileSync(join(cli.dirs.workspace, 'fence.toml'), 'reasoning = "max"\n');
     cli.trust();

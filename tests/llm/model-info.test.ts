@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { costOf, modelInfo, resolveReasoning, type ModelInfo } from '../../src/llm/model-info';
+import { costOf, modelInfo, resolveReasoning, unsentReasoningNote, type ModelInfo } from '../../src/llm/model-info';
 
 const SONNET_4_6: ModelInfo = {
   contextWindow: 1_000_000,
@@ -199,9 +199,21 @@ describe('resolveReasoning', () => {
   it('takes the level given over the model default, for any model', () => {
     expect(resolveReasoning('high', modelInfo('openai/gpt-5'))).toBe('high');
     expect(resolveReasoning('off', modelInfo('anthropic/claude-sonnet-4-6'))).toBe('off');
-    // Said explicitly, a level goes even to a model the table says does not reason, or does not know.
-    expect(resolveReasoning('low', modelInfo('openai/gpt-4o'))).toBe('low');
+    // Said explicitly, a level goes even to a model the table does not know.
     expect(resolveReasoning('medium', modelInfo('local/qwen3'))).toBe('medium');
+  });
+
+  it('sends no level to a model the table says does not reason, whose API would refuse it, and says so', () => {
+    expect(resolveReasoning('low', modelInfo('openai/gpt-4o'))).toBeUndefined();
+    expect(resolveReasoning('high', modelInfo('openrouter/openai/gpt-4.1'))).toBeUndefined();
+    expect(unsentReasoningNote('openai/gpt-4o', modelInfo('openai/gpt-4o'), 'low')).toBe(
+      'fence: openai/gpt-4o does not reason, so the reasoning level low is not sent (its API would refuse the request)',
+    );
+    // Nothing is lost by off, and nothing is held back from a model that reasons or is unknown.
+    expect(unsentReasoningNote('openai/gpt-4o', modelInfo('openai/gpt-4o'), 'off')).toBeUndefined();
+    expect(unsentReasoningNote('openai/gpt-5', modelInfo('openai/gpt-5'), 'high')).toBeUndefined();
+    expect(unsentReasoningNote('local/qwen3', modelInfo('local/qwen3'), 'high')).toBeUndefined();
+    expect(unsentReasoningNote('openai/gpt-4o', modelInfo('openai/gpt-4o'), undefined)).toBeUndefined();
   });
 
   it('falls back on the model default, and sends nothing to models that do not reason, are retired or unknown', () => {

@@ -51,9 +51,13 @@ describe('/reasoning in the chat', () => {
     await chat.waitFor('/reasoning takes one of off, low, medium, high');
     chat.type(`/reasoning high${KEYS.enter}`);
     await chat.waitFor('Reasoning high from the next request on.');
-    // A level the person chose holds across models.
+    // A level the person chose holds across models, but is not sent to one that does not reason (its API would refuse it).
     chat.type(`/model openai/gpt-4.1${KEYS.enter}`);
-    await chat.waitFor('Now using openai/gpt-4.1');
+    await chat.waitFor('openai/gpt-4.1 does not reason, so the reasoning level high is not sent');
+    chat.type(`/reasoning${KEYS.enter}`);
+    await chat.waitFor('reasoning not set (high chosen, not sent: openai/gpt-4.1 does not reason)');
+    // Back on a model that reasons, the chosen level is sent again (the chat reads one command at a time).
+    chat.type(`/model openai/gpt-5${KEYS.enter}`);
     chat.type(`/reasoning${KEYS.enter}`);
     await chat.waitFor(/reasoning high \(\/reasoning/);
     chat.type(`/thinking${KEYS.enter}`);
