@@ -32,9 +32,11 @@ export interface ThinkingRequest {
 }
 
 /**
- * What a request asks of thinking, given the model, the level (absent or `off`: no thinking
- * field at all), the reply room the caller chose (`maxTokens`), and whether native tools are
- * offered.
+ * What a request asks of thinking, given the model, the level (absent: no thinking field at
+ * all), the reply room the caller chose (`maxTokens`), and whether native tools are offered.
+ * - `off` is no thinking field for budgeted models, which think only when asked, and
+ *   `thinking: { type: 'disabled' }` for adaptive ones: from Claude Opus 5 on, a request
+ *   without the field thinks adaptively.
  * - Budgeted models get `thinking: { type: 'enabled', budget_tokens }` from
  *   {@link THINKING_BUDGETS}, and with tools the interleaved-thinking beta.
  * - Adaptive models (Claude 4.6 and later) get `thinking: { type: 'adaptive' }` and
@@ -44,6 +46,7 @@ export interface ThinkingRequest {
  * Never throws.
  */
 export function thinkingRequest(model: string, level: ReasoningLevel | undefined, maxTokens: number, tools: boolean): ThinkingRequest {
+  if (level === 'off' && ADAPTIVE.test(model)) return { thinking: { type: 'disabled' }, max_tokens: maxTokens, betas: [] };
   if (level === undefined || level === 'off') return { max_tokens: maxTokens, betas: [] };
   const cap = modelInfo(`anthropic/${model}`).maxOutputTokens;
   let budget = THINKING_BUDGETS[level];

@@ -99,6 +99,17 @@ describe('Anthropic thinking: the request', () => {
     expect(request.body.max_tokens).toBe(16_000 + 2048);
     expect(request.headers['anthropic-beta']).toBeUndefined();
   });
+
+  it('turns thinking off explicitly on adaptive models, which think when the field is left out', async () => {
+    for (const model of ['claude-opus-5', 'claude-opus-4-7']) {
+      const off = await sent({ reasoning: 'off', model, maxTokens: 500 });
+      expect(off.body.thinking).toEqual({ type: 'disabled' });
+      expect(off.body).not.toHaveProperty('output_config');
+      expect(off.body.max_tokens).toBe(500);
+    }
+    // No level at all: nothing is said, and the model does as it does by default.
+    expect((await sent({ model: 'claude-opus-5' })).body).not.toHaveProperty('thinking');
+  });
 });
 
 describe('Anthropic thinking: the stream', () => {
