@@ -325,9 +325,6 @@ export function saveProgram(
   if (root.scope === 'user' && project && readVersions(project, name).length > 0) {
     return { error: `the project has a program "${name}" already, which would hide this one; save it there with --project or choose another name` };
   }
-  const tools = toolsOfProgram(trace, knownTools);
-  // Offered under this name, the program would stand where that tool stood and call itself.
-  if (tools.includes(name)) return { error: `the program calls a tool named ${name}, so it cannot have that name: choose another` };
   const versions = readVersions(root, name);
   const sha256 = codeHash(trace.code);
   const same = versions.find((v) => v.record.sha256 === sha256);
@@ -346,7 +343,7 @@ export function saveProgram(
     sha256,
     savedAt: new Date().toISOString(),
     ...(trace.intent ? { intent: trace.intent } : {}),
-    tools,
+    tools: toolsOfProgram(trace, knownTools),
     fromTrace: trace.id,
     sessionId: trace.sessionId,
     status: 'saved',

@@ -265,13 +265,6 @@ describe('saveProgram', () => {
     expect(existsSync(join(home(), 'programs', 'failing'))).toBe(false);
   });
 
-  it('refuses the name of a tool the program calls, which it would stand in for and call itself', async () => {
-    const trace = await traceOf('return (await lookup({ id: "e1" })).name;');
-    expect(refused(saveProgram(roots(), userRoot(), 'lookup', trace, ['lookup']))).toBe('the program calls a tool named lookup, so it cannot have that name: choose another');
-    expect(existsSync(join(home(), 'programs', 'lookup'))).toBe(false);
-    saved(saveProgram(roots(), userRoot(), 'lookup_name', trace, ['lookup']));
-  });
-
   it('refuses a run that did not compile', async () => {
     const trace = await traceOf('const = 1;');
     expect(refused(saveProgram(roots(), userRoot(), 'broken', trace, []))).toContain('(syntax: ');
