@@ -7,7 +7,7 @@ import { parseSignature, returnSchema, type ReturnSchema } from '../ptc/program-
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
 import type { ToolContext, ToolResult, ToolSpec } from '../tools/define-tool';
 import { invokeTool } from '../tools/invoke-tool';
-import { describeRun, programTools, sandboxPlace, type PtcToolOptions } from '../tools/ptc';
+import { describeRun, programTools, sessionRun, type PtcToolOptions } from '../tools/ptc';
 
 /**
  * One tool as it is served: an approved program with the tool it runs as in a session (see
@@ -37,15 +37,10 @@ export function oneCallTool(spec: ToolSpec, options: Pick<PtcToolOptions, 'rules
       const run = await runProgram({
         code: oneCallCode(spec.name),
         tools: programTools([spec], inner, options.rules),
-        session: options.session,
-        signal: ctx.signal,
         principal,
         args: input,
         ...(admission ? { admission } : {}),
-        ...(options.limits ? { limits: options.limits } : {}),
-        ...(options.store ? { store: options.store } : {}),
-        ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
-        ...sandboxPlace(ctx, options.budget),
+        ...sessionRun(options, ctx),
       });
       return { output: describeRun(run), value: run.trace.result, isError: !run.trace.ok, details: run };
     },

@@ -6,7 +6,7 @@ import { approvalCovers, programLabel, type SavedProgram } from '../ptc/saved-pr
 import type { SandboxLimits } from '../runtime/sandbox';
 import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { defineTool, type ToolSpec } from './define-tool';
-import { describeRun, programTools, sandboxPlace } from './ptc';
+import { describeRun, programTools, sessionRun } from './ptc';
 
 /** The `group` of saved programs' tools, for listings. */
 export const SAVED_PROGRAMS_GROUP = 'saved programs';
@@ -97,16 +97,11 @@ export function createProgramTool(program: SavedProgram, options: ProgramToolOpt
       const run = await runProgram({
         code,
         tools,
-        session: options.session,
-        signal: ctx.signal,
         principal,
         program: label,
         ...(admission ? { admission } : {}),
-        ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
         args: input,
-        ...(options.limits ? { limits: options.limits } : {}),
-        ...(options.store ? { store: options.store } : {}),
-        ...sandboxPlace(ctx, options.budget),
+        ...sessionRun(options, ctx),
       });
       const { trace } = run;
       const value = trace.result !== undefined ? trace.result : trace.stdout;

@@ -3,7 +3,7 @@ import type { PolicyRule } from '../policy/admit';
 import { defaultArguments, parseSignature } from '../ptc/program-params';
 import type { ProgramStore } from '../ptc/program-store';
 import { PYTHON_PRINCIPAL } from '../ptc/python-bridge';
-import { runProgram, type ProgramRun, type ProgramTool } from '../ptc/run-program';
+import { runProgram, type ProgramRun, type ProgramTool, type RunProgramOptions } from '../ptc/run-program';
 import type { SandboxLimits } from '../runtime/sandbox';
 import type { SandboxBudget } from '../runtime/sandbox-budget';
 import { toolDeclarations } from './declarations';
@@ -49,9 +49,28 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
  * budget when a program made the call (no waiting: its caller holds a place), otherwise from
  * the session's `budget`, waiting its turn.
  */
-export function sandboxPlace(ctx: ToolContext, budget: SandboxBudget | undefined): { budget?: SandboxBudget; nested?: boolean } {
+function sandboxPlace(ctx: ToolContext, budget: SandboxBudget | undefined): { budget?: SandboxBudget; nested?: boolean } {
   if (ctx.sandboxBudget) return { budget: ctx.sandboxBudget, nested: true };
   return budget ? { budget } : {};
+}
+
+/**
+ * What every program run for a tool call takes from its session and its call: the session
+ * (for the trace), the call's signal, the session's limits and store, the call's listener of
+ * tool calls (`ctx.onToolCall`), and its place in a sandbox budget (see `sandboxPlace`).
+ */
+export function sessionRun(
+  options: Pick<PtcToolOptions, 'session' | 'limits' | 'store' | 'budget'>,
+  ctx: ToolContext,
+): Pick<RunProgramOptions, 'session' | 'signal' | 'limits' | 'store' | 'onCall' | 'budget' | 'nested'> {
+  return {
+    session: options.session,
+    signal: ctx.signal,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.store ? { store: options.store } : {}),
+    ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
+    ...sandboxPlace(ctx, options.budget),
+  };
 }
 
 /** `confirm`, with the program's wall clock held while the person answers. */
@@ -155,12 +174,7 @@ export function createPtcTool(options: PtcToolOptions) {
         ...(signature.parameters.length > 0 ? { args: defaultArguments(signature.parameters) } : {}),
         code,
         tools: programTools(options.tools, ctx, options.rules),
-        session: options.session,
-        signal: ctx.signal,
-        ...(options.limits ? { limits: options.limits } : {}),
-        ...(options.store ? { store: options.store } : {}),
-        ...(ctx.onToolCall ? { onCall: ctx.onToolCall } : {}),
-        ...sandboxPlace(ctx, options.budget),
+        ...sessionRun(options, ctx),
       });
       return { output: describeRun(run), value: run.trace.result, isError: !run.trace.ok, details: run };
     },
