@@ -98,13 +98,24 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return withoutEmptyAdditional(rest) as Record<string, unknown>;
 }
 
-function withoutEmptyAdditional(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(withoutEmptyAdditional);
-  if (typeof node !== 'object' || node === null) return node;
+/** Keywords whose value is one schema, and those whose value is a list of them. */
+const SUBSCHEMA = new Set(['items', 'additionalProperties', 'not', 'propertyNames']);
+const SUBSCHEMAS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+
+/**
+ * `schema` without `additionalProperties: {}`, at any depth of its subschemas. Values that are
+ * data (`default`, `const`, `enum`) are kept as they are, and so are the names in `properties`.
+ */
+function withoutEmptyAdditional(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
-    const empty = key === 'additionalProperties' && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
-    if (!empty) out[key] = withoutEmptyAdditional(value);
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'additionalProperties' && typeof value === 'object' && value !== null && Object.keys(value).length === 0) continue;
+    if (SUBSCHEMA.has(key)) out[key] = withoutEmptyAdditional(value);
+    else if (SUBSCHEMAS.has(key) && Array.isArray(value)) out[key] = value.map(withoutEmptyAdditional);
+    else if (key === 'properties' && typeof value === 'object' && value !== null) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, withoutEmptyAdditional(property)]));
+    } else out[key] = value;
   }
   return out;
 }

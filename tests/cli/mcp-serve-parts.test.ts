@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clientPrincipal, progressReporter, PROGRESS_INTERVAL_MS } from '../../src/cli/mcp-serve';
+import { asMcpTool, clientPrincipal, progressReporter, PROGRESS_INTERVAL_MS } from '../../src/cli/mcp-serve';
+import { parametersSchema, parseSignature } from '../../src/ptc/program-params';
+import type { SavedProgram } from '../../src/ptc/saved-programs';
+import type { ToolSpec } from '../../src/tools/define-tool';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -67,5 +70,36 @@ describe('progressReporter', () => {
     const failing = progressReporter(() => Promise.reject(new Error('the client went away')));
     expect(() => failing.called({ tool: 'a', ok: true })).not.toThrow();
     await Promise.resolve();
+  });
+});
+
+describe('asMcpTool', () => {
+  /** A served program with `code`, as far as listing it needs. */
+  function listed(code: string) {
+    const program = { record: { name: 'p', version: 1, intent: 'do it' }, code } as unknown as SavedProgram;
+    const tool = { name: 'p', parameters: parametersSchema(parseSignature(code).parameters) } as unknown as ToolSpec;
+    return asMcpTool({ program, tool });
+  }
+
+  it('leaves out the empty additionalProperties of open objects, and nothing that is data or a name', () => {
+    const tool = listed(
+      [
+        '// param row: { name: string; tags: { label: string }[] } = {"name": "a", "tags": [], "additionalProperties": {}}',
+        '// param additionalProperties?: { x: number }',
+        '// returns: { rows: { id: string }[] }',
+        'return { rows: [] };',
+      ].join('\n'),
+    );
+    type Schema = { default?: unknown; properties?: Record<string, Schema>; items?: Schema; additionalProperties?: unknown };
+    const properties = tool.inputSchema.properties as Record<string, Schema>;
+    const output = tool.outputSchema as Schema;
+    for (const schema of [properties.row, properties.row?.properties?.tags?.items, output, output.properties?.rows?.items]) {
+      expect(schema).toBeDefined();
+      expect(schema).not.toHaveProperty('additionalProperties');
+    }
+    // A default is data, and a parameter may be named like the keyword.
+    expect(properties.row?.default).toEqual({ name: 'a', tags: [], additionalProperties: {} });
+    expect(properties.additionalProperties?.properties).toEqual({ x: { type: 'number' } });
+    expect(tool.outputSchema).toMatchObject({ type: 'object', properties: { rows: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } } } } } });
   });
 });
