@@ -37,8 +37,9 @@ const APPROVALS_SETTLE_MS = 200;
  * stdin or the process is told to stop. Calls run as they run for fence's own model (see
  * `createProgramServer`), in one session made for the serve, whose folder keeps their traces,
  * with the workspace's OS sandbox and MCP servers. When approvals change while it serves, the
- * programs are listed again and the client told. stdout carries only MCP messages; notices and
- * problems go to stderr. With `http`, serves streamable HTTP instead (see `serveHttp`), until
+ * programs are listed again and the client told. With `tools`, the tools programs may call are
+ * served too, each call run as a program of one call (see `oneCallTool`). stdout carries only
+ * MCP messages; notices and problems go to stderr. With `http`, serves streamable HTTP instead (see `serveHttp`), until
  * the process is told to stop. With `printConfig`, prints a client config that starts it (or,
  * with `http`, that reaches it) and exits. Returns the exit code: 0; 1 when the workspace,
  * config, sandbox or address cannot be used; 2 when `http` is not an address or would open the
