@@ -56,8 +56,9 @@ describe('/reasoning in the chat', () => {
     await chat.waitFor('openai/gpt-4.1 does not reason, so the reasoning level high is not sent');
     chat.type(`/reasoning${KEYS.enter}`);
     await chat.waitFor('reasoning not set (high chosen, not sent: openai/gpt-4.1 does not reason)');
-    // Back on a model that reasons, the chosen level is sent again (the chat reads one command at a time).
+    // Back on a model that reasons, the chosen level is sent again.
     chat.type(`/model openai/gpt-5${KEYS.enter}`);
+    await chat.waitFor(/Now using openai\/gpt-5;[\s\S]*Now using openai\/gpt-5;[\s\S]*› $/m);
     chat.type(`/reasoning${KEYS.enter}`);
     await chat.waitFor(/reasoning high \(\/reasoning/);
     chat.type(`/thinking${KEYS.enter}`);
