@@ -86,6 +86,8 @@ export function resolveModel(id: string | undefined, env: NodeJS.ProcessEnv): Re
   const slash = wanted.indexOf('/');
   const prefix = wanted.slice(0, slash);
   const model = wanted.slice(slash + 1);
+  // No model name holds a space or a line break: such an id is two words run together (a pasted `/model a\nb`).
+  if (/\s/.test(wanted)) return { error: `model ${JSON.stringify(wanted)} holds a space or a line break: give one id, such as openai/gpt-5`, badId: true };
   if (slash <= 0) return { error: `model "${wanted}" has no provider prefix: use ${PREFIXES}`, badId: true };
   if (!model) return { error: `model "${wanted}" names no model after the provider: use ${PREFIXES}`, badId: true };
 

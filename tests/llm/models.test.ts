@@ -47,6 +47,16 @@ describe('resolveModel', () => {
     }
   });
 
+  it('refuses an id with a space or a line break inside, as a paste of two lines gives', () => {
+    for (const id of ['openai/gpt-5\n/reasoning', 'openai/gpt 5', 'local/qwen3\tx']) {
+      const result = resolveModel(id, { OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'http://localhost:1/v1' });
+      expect('error' in result && result.error, JSON.stringify(id)).toContain('holds a space or a line break');
+      expect(result).toMatchObject({ badId: true });
+    }
+    // Around it, spaces are only trimmed.
+    expect(resolveModel('  openai/gpt-5  ', { OPENAI_API_KEY: 'o' })).not.toHaveProperty('error');
+  });
+
   it('needs the provider key, or a base URL for a compatible server', () => {
     const missing = resolveModel('anthropic/claude-opus-4-1', { OPENAI_API_KEY: 'o' });
     expect(missing).toEqual({ error: 'no API key for anthropic/claude-opus-4-1: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a compatible server)' });

@@ -56,6 +56,9 @@ describe('/reasoning in the chat', () => {
     await chat.waitFor('openai/gpt-4.1 does not reason, so the reasoning level high is not sent');
     chat.type(`/reasoning${KEYS.enter}`);
     await chat.waitFor('reasoning not set (high chosen, not sent: openai/gpt-4.1 does not reason)');
+    // Two lines pasted at once are one input: not a model id.
+    chat.type(`/model openai/gpt-5${KEYS.enter}/reasoning${KEYS.enter}`);
+    await chat.waitFor('holds a space or a line break');
     // Back on a model that reasons, the chosen level is sent again.
     chat.type(`/model openai/gpt-5${KEYS.enter}`);
     await chat.waitFor(/Now using openai\/gpt-5;[\s\S]*Now using openai\/gpt-5;[\s\S]*› $/m);
