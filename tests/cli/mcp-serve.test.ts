@@ -6,6 +6,7 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 import { describe, expect, it } from 'vitest';
 import { listTraces, type ProgramTrace } from '../../src/ptc/trace';
 import { FENCE_BIN, useCliRun } from '../support/run-cli';
+import { mcpTestServer } from '../support/mcp-test-config';
 import { GREET, programRig } from '../support/served-programs';
 
 const cli = useCliRun();
@@ -231,11 +232,14 @@ describe('fence mcp serve', () => {
     await saveProgram('greet', GREET);
     // The rule docs/mcp.md gives for keeping served calls in the workspace.
     const inWorkspace = '\n[[policy]]\nprincipal = "mcp:*"\ntool = "*"\nresource = "/**"\naction = "deny"\nreason = "clients stay in the workspace"\n';
-    const { client, stderr } = await connect('Tool User', ['--tools'], inWorkspace);
+    // An MCP server of the user's own: its tools are served too, under their fence names.
+    const { command, args } = mcpTestServer();
+    const server = `\n[mcp.servers.helper]\ncommand = ${JSON.stringify(command)}\nargs = ${JSON.stringify(args)}\n`;
+    const { client, stderr } = await connect('Tool User', ['--tools'], inWorkspace + server);
     try {
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
-      expect(names).toEqual(expect.arrayContaining(['greet', 'read', 'glob', 'grep']));
+      expect(names).toEqual(expect.arrayContaining(['greet', 'read', 'glob', 'grep', 'helper_echo']));
       // Only what programs may call: never the shell or the file writers.
       for (const name of ['shell', 'save', 'patch', 'append', 'python', 'ptc']) expect(names).not.toContain(name);
       expect(tools.find((tool) => tool.name === 'read')?.inputSchema).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
@@ -244,6 +248,9 @@ describe('fence mcp serve', () => {
       const notes = (await client.callTool({ name: 'read', arguments: { path: 'notes.txt' } })) as CallToolResult;
       expect(notes.isError).toBeFalsy();
       expect(text(notes)).toContain('alpha');
+      const echoed = (await client.callTool({ name: 'helper_echo', arguments: { text: 'through two servers' } })) as CallToolResult;
+      expect(echoed.isError).toBeFalsy();
+      expect(text(echoed)).toContain('through two servers');
       const found = (await client.callTool({ name: 'glob', arguments: { pattern: '*.txt' } })) as CallToolResult;
       expect(found.structuredContent).toEqual({ result: ['notes.txt'] });
 
@@ -271,7 +278,7 @@ describe('fence mcp serve', () => {
       await client.close();
     }
     const mine = traces().filter((trace) => trace.principal === 'mcp:tool-user');
-    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'read', 'read', 'read']);
+    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'helper_echo', 'read', 'read', 'read']);
   });
 
   it('shows a served call with the program, the client and each admission decision in fence trace show', { timeout: 180_000 }, async () => {
