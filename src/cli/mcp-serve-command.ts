@@ -105,6 +105,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
   const store = SessionStore.create(home, {
     id,
     model: 'none (fence mcp serve)',
+    programsOnly: true,
     workspace: workspace.path,
     toolFormat: 'tool',
     tools: served.map((entry) => entry.tool.name),

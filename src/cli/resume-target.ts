@@ -12,7 +12,9 @@ import { resolveWorkspace } from './workspace';
  */
 export function resumeTarget(home: string, resume: string | true, workspaceDir: string | undefined): { id: string } | { error: string } {
   if (resume === true) return latestSessionId(home, workspaceDir);
-  if (readSession(home, resume)) return { id: resume };
+  const named = readSession(home, resume);
+  if (named?.info.programsOnly) return { error: `session ${resume} holds program runs (${named.info.model}), not a conversation: there is nothing to resume. fence trace list shows its runs.` };
+  if (named) return { id: resume };
   const word = quoted(resume);
   const hint = `To give the latest session a prompt, put -- before it: -r -- ${word} (or name the session: --resume <id> ${word}). fence sessions list shows the sessions.`;
   const begun = sessionsStartingWith(home, resume).map((info) => info.id);

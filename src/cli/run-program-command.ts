@@ -84,6 +84,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const store = SessionStore.create(home, {
     id,
     model: 'none (fence run)',
+    programsOnly: true,
     workspace: workspace.path,
     toolFormat: 'markdown',
     tools: toolset.eligible.map((t) => t.name),

@@ -17,6 +17,11 @@ export interface SessionInfo {
   forkedFrom?: string;
   /** The OS sandbox its commands ran in, as the user was told (`workspace-write (bubblewrap)`, `off`, …). */
   sandbox?: string;
+  /**
+   * Made by `fence run` or `fence mcp serve` to hold the traces of program runs: no model
+   * spoke in it, so there is no conversation to go on with (`-r` passes it by).
+   */
+  programsOnly?: true;
 }
 
 /** A log line that takes back the `undo` messages before it (see `SessionStore.undo`). */
@@ -380,7 +385,8 @@ function isUndoRecord(value: unknown): value is UndoRecord {
 
 /**
  * The session of `workspace` whose log changed last, leaving out those a live fence process
- * holds (`fence -r` without an id). Undefined when there is none. Only reads.
+ * holds and those that hold program runs only (`fence -r` without an id). Undefined when there
+ * is none. Only reads.
  */
 export function latestSession(home: string, workspace: string): SessionInfo | undefined {
   const root = join(home, 'sessions');
@@ -389,7 +395,7 @@ export function latestSession(home: string, workspace: string): SessionInfo | un
   for (const name of names) {
     const dir = join(root, name);
     const info = readSessionInfo(dir);
-    if (!info || info.workspace !== workspace || sessionLockHolder(dir)) continue;
+    if (!info || info.workspace !== workspace || info.programsOnly || sessionLockHolder(dir)) continue;
     let changed: number;
     try {
       changed = statSync(join(dir, LOG_FILE)).mtimeMs;

@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/conversation/message';
 import { interruptedCallNote } from '../../src/conversation/resume';
+import { readSession } from '../../src/conversation/session-store';
 import { checkToolCallPairing } from '../support/fake-llm';
 import { FENCE_BIN, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
 
@@ -209,6 +210,27 @@ describe('kill -9, then --resume', () => {
       expect(dashed.exitCode).toBe(0);
       expect(readOnlySessionLog(cli.dirs.home).filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['fix the login', 'fix']);
     });
+  });
+
+  it('goes on with the last conversation, not a later session of program runs, and will not resume one of those', async () => {
+    cli.server.reply((r) => r.text('First answer.'));
+    expect((await runFence(['-m', 'local/test', '-n', 'the task'], { cwd: cli.dirs.workspace, env: cli.env() })).exitCode).toBe(0);
+    writeFileSync(join(cli.dirs.workspace, 'count.js'), 'return 1 + 1;');
+    const run = await runFence(['run', 'count.js'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(run.exitCode).toBe(0);
+    const programs = readdirSync(join(cli.dirs.home, 'sessions')).find((id) => readSession(cli.dirs.home, id)?.info.programsOnly);
+    expect(programs).toBeDefined();
+
+    cli.server.reply((r) => r.text('Second answer.'));
+    const resumed = await runFence(['-m', 'local/test', '-n', '-r', '--', 'go on'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toBe('Second answer.');
+    const asked = JSON.stringify(cli.server.requests.at(-1)?.body);
+    expect(asked).toContain('the task');
+
+    const refused = await runFence(['-m', 'local/test', '-n', '--resume', String(programs), 'go on'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`session ${programs} holds program runs (none (fence run)), not a conversation`);
   });
 
   it('says plainly when there is no such session', async () => {

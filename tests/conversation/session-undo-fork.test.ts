@@ -280,6 +280,16 @@ describe('latestSession', () => {
     expect(latestSession(home(), '/projects/other')?.id).toBe('theirs');
   });
 
+  it('passes by a session of program runs only (fence run, fence mcp serve), however new', () => {
+    const chat = create('chat');
+    const served = SessionStore.create(home(), { ...infoFor('served'), model: 'none (fence mcp serve)', programsOnly: true });
+    chat.close();
+    served.close();
+    touchLog(chat, 10);
+    expect(readSession(home(), 'served')?.info.programsOnly).toBe(true);
+    expect(latestSession(home(), '/projects/app')?.id).toBe('chat');
+  });
+
   it('ignores a session a live store in this process holds open', () => {
     const older = create('older');
     const newer = create('newer');
