@@ -1,4 +1,4 @@
-import { mkdirSync, realpathSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { version } from '../../package.json';
@@ -160,6 +160,8 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     await Promise.all([shell?.close(), mcp.close()]);
     sandbox.close();
     store.close();
+    // A client starts a serve each time it starts: one that served no call leaves no session behind.
+    if (!existsSync(join(session.dir, 'traces'))) rmSync(session.dir, { recursive: true, force: true });
   };
 
   if (address && chosenToken) {

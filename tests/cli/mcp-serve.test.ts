@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -312,6 +312,9 @@ describe('fence mcp serve', () => {
     } finally {
       await empty.client.close();
     }
+    // A serve that served no call leaves no session behind (clients start one each time they start).
+    const sessions = join(cli.dirs.home, 'sessions');
+    expect(existsSync(sessions) ? readdirSync(sessions) : []).toEqual([]);
     await saveProgram('greet', GREET);
     const result = await fence(['mcp', 'serve', '-w', cli.dirs.workspace, '--print-config']);
     expect(result.exitCode).toBe(0);
