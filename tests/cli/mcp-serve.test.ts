@@ -66,10 +66,8 @@ describe('fence mcp serve', () => {
   it('serves approved programs with their schemas, runs calls as the client, and refuses what policy denies', { timeout: 180_000 }, async () => {
     mkdirSync(join(cli.dirs.workspace, 'secret'));
     writeFileSync(join(cli.dirs.workspace, 'secret', 'key.txt'), 'hunter2\n');
-    await saveProgram('greet', GREET);
-    await saveProgram('sum', SUM, true, '{"numbers":[1,2]}');
-    await saveProgram('peek', PEEK);
-    await saveProgram('draft', DRAFT, false);
+    // Saved side by side: each has its own file, trace, record and approval.
+    await Promise.all([saveProgram('greet', GREET), saveProgram('sum', SUM, true, '{"numbers":[1,2]}'), saveProgram('peek', PEEK), saveProgram('draft', DRAFT, false)]);
 
     const { client, stderr } = await connect();
     try {
@@ -126,8 +124,7 @@ describe('fence mcp serve', () => {
   });
 
   it('tells the client when a program is approved while it serves', { timeout: 180_000 }, async () => {
-    await saveProgram('greet', GREET);
-    await saveProgram('draft', DRAFT, false);
+    await Promise.all([saveProgram('greet', GREET), saveProgram('draft', DRAFT, false)]);
     const { client } = await connect();
     try {
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['greet']);
@@ -165,9 +162,7 @@ describe('fence mcp serve', () => {
   });
 
   it("declares a program's result shape as its outputSchema, and never sends a result that breaks it", { timeout: 180_000 }, async () => {
-    await saveProgram('tally', TALLY);
-    await saveProgram('count_js', COUNT);
-    await saveProgram('greet', GREET);
+    await Promise.all([saveProgram('tally', TALLY), saveProgram('count_js', COUNT), saveProgram('greet', GREET)]);
     const { client } = await connect();
     try {
       const { tools } = await client.listTools();
