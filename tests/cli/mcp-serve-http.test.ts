@@ -107,8 +107,7 @@ describe('fence mcp serve --http', () => {
   });
 
   it('tells every connected client when a program is approved while it serves', { timeout: 180_000 }, async () => {
-    await saveProgram('greet', GREET);
-    await saveProgram('draft', ['// intent: a draft', 'return "draft";'].join('\n'), false);
+    await Promise.all([saveProgram('greet', GREET), saveProgram('draft', ['// intent: a draft', 'return "draft";'].join('\n'), false)]);
     const { url } = await serve({ FENCE_MCP_TOKEN: TOKEN });
     const clients = [await connect(url, TOKEN, 'one'), await connect(url, TOKEN, 'two')];
     try {

@@ -236,8 +236,7 @@ describe.skipIf(noSandbox)('fence mcp serve, in the sandbox a session would have
   it("refuses a served program that reads or searches the key, fence's data or its configuration, and reads the workspace", { timeout: 180_000 }, async () => {
     userConfig(rig());
     writeFileSync(join(rig().workspace, 'notes.txt'), 'workspace notes\n');
-    await saveProgram(rig(), 'look', READ, '{"path":"notes.txt"}');
-    await saveProgram(rig(), 'search', SEARCH, '{"pattern":"notes","path":"notes.txt"}');
+    await Promise.all([saveProgram(rig(), 'look', READ, '{"path":"notes.txt"}'), saveProgram(rig(), 'search', SEARCH, '{"pattern":"notes","path":"notes.txt"}')]);
 
     await served(rig(), async (client) => {
       const honest = await call(client, 'look', { path: 'notes.txt' });
@@ -333,11 +332,13 @@ describe.skipIf(noSandbox)('fence mcp serve with mode = "off" in the user\'s con
     userConfig(rig(), 'off');
     writeFileSync(join(rig().workspace, 'fence.toml'), `${projectTools(rig())}\n${grabbingServer(rig())}`);
     expect((await fence(rig(), ['trust'])).exitCode).toBe(0);
-    await saveProgram(rig(), 'peek_key', PEEK, '{"attack":false}');
-    await saveProgram(rig(), 'dial_host', DIAL, '{"port":9}');
-    await saveProgram(rig(), 'grab', GRAB, '{"port":9}');
-    await saveProgram(rig(), 'look', READ, '{"path":"fence.toml"}');
-    await saveProgram(rig(), 'search', SEARCH, '{"pattern":"tools","path":"fence.toml"}');
+    await Promise.all([
+      saveProgram(rig(), 'peek_key', PEEK, '{"attack":false}'),
+      saveProgram(rig(), 'dial_host', DIAL, '{"port":9}'),
+      saveProgram(rig(), 'grab', GRAB, '{"port":9}'),
+      saveProgram(rig(), 'look', READ, '{"path":"fence.toml"}'),
+      saveProgram(rig(), 'search', SEARCH, '{"pattern":"tools","path":"fence.toml"}'),
+    ]);
     rmSync(join(rig().outside, 'mcp-escaped.txt'), { force: true });
 
     await served(rig(), async (client) => {
