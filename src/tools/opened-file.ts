@@ -1,6 +1,6 @@
 import { constants, readlinkSync } from 'node:fs';
 import { mkdir, open, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { readRefusal, writeRefusal } from '../runtime/sandbox-policy';
 import type { ToolContext } from './define-tool';
 import { activeSandbox, type FileUse } from './file-boundary';
@@ -46,12 +46,88 @@ export async function openAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess
 /**
  * Creates `file`, which must not exist yet (`O_EXCL`: nor be a link), with its missing
  * folders, for `tool` to write, and judges it as `openAdmitted` does; a file created where it
- * may not be is removed again before the refusal is thrown.
+ * may not be is removed again before the refusal is thrown. The missing folders are made one
+ * at a time (see `makeFolders`), each judged before it is made, so none is made where the file
+ * could not be written, even by a link swapped in while they are made.
  */
 export async function createAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, tool: string): Promise<OpenedFile> {
-  await mkdir(dirname(file.absolute), { recursive: true });
-  const handle = await open(file.absolute, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o666);
+  const parent = await makeFolders(ctx, file, tool);
+  // Under the folder held open, by the kernel's name for it: no link on the way can move the file elsewhere.
+  const where = parent ? join(parent.here, basename(file.absolute)) : file.absolute;
+  let handle: FileHandle;
+  try {
+    handle = await open(where, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o666);
+  } finally {
+    await parent?.handle.close();
+  }
   return (await judged(ctx, file, 'write', tool, handle, true)) as OpenedFile;
+}
+
+/**
+ * Makes the folders `file` lacks, from the nearest one that exists, and returns the last (its
+ * folder) held open, named by the kernel (`/proc/self/fd/<n>`); undefined without `/proc`, where
+ * the folders are made by path as before. Each folder is made inside the one before, through
+ * that folder's descriptor rather than its path, and only once its real path (the parent's real
+ * path and its name) is one `tool` may write (see `judged`): a refusal names the folder, and
+ * nothing is made there.
+ */
+async function makeFolders(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, tool: string): Promise<{ handle: FileHandle; here: string } | undefined> {
+  const missing: string[] = [];
+  let existing = dirname(file.absolute);
+  let parent: FileHandle | undefined;
+  for (;;) {
+    try {
+      parent = await open(existing, constants.O_RDONLY | constants.O_DIRECTORY);
+      break;
+    } catch (error) {
+      const up = dirname(existing);
+      if (codeOf(error) !== 'ENOENT' || up === existing) throw error;
+      missing.unshift(basename(existing));
+      existing = up;
+    }
+  }
+  let here = `/proc/self/fd/${parent.fd}`;
+  let real: string;
+  try {
+    real = readlinkSync(here);
+  } catch {
+    await parent.close();
+    await mkdir(dirname(file.absolute), { recursive: true });
+    return undefined;
+  }
+  // Each missing folder as the file's own path names it (`notes/2026` of `notes/2026/a.md`).
+  const shownFolders: string[] = [];
+  let shownDir = dirname(file.shown);
+  for (let i = missing.length - 1; i >= 0; i--) {
+    shownFolders[i] = shownDir;
+    shownDir = dirname(shownDir);
+  }
+  try {
+    const sandbox = activeSandbox(ctx);
+    for (const [i, name] of missing.entries()) {
+      const next = join(real, name);
+      const shown = shownFolders[i] ?? next;
+      const refusal =
+        (sandbox && writeRefusal(sandbox, next, shown)) ||
+        (ctx.canAccess && !ctx.canAccess(tool, next) ? `${tool} denied: ${file.shown} needs the folder ${shown}, which the policy keeps from ${tool}` : undefined);
+      if (refusal !== undefined) throw new ToolInputError(refusal);
+      try {
+        await mkdir(join(here, name));
+      } catch (error) {
+        if (codeOf(error) !== 'EEXIST') throw error;
+      }
+      // Not following a link: one made in its place since is refused here.
+      const child = await open(join(here, name), constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      await parent.close();
+      parent = child;
+      here = `/proc/self/fd/${child.fd}`;
+      real = next;
+    }
+    return { handle: parent, here };
+  } catch (error) {
+    await parent.close();
+    throw error;
+  }
 }
 
 /**

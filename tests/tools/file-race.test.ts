@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { symlink, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appendTool } from '../../src/tools/append';
@@ -115,6 +115,24 @@ describe('a link swapped between the check and the open', () => {
     }
     expect(readFileSync(guarded, 'utf8')).toBe(before);
     expect(written).toBeGreaterThan(0);
+  });
+
+  it('never makes a folder outside the workspace for a new file, whichever way a parent link points', async () => {
+    const { workspace, outside } = machine();
+    const inside = join(workspace, 'inside');
+    await mkdir(inside);
+    await flip(join(workspace, 'flip'), inside, outside);
+    const ctx = machineContext(machine());
+    let saved = 0;
+    for (let index = 0; index < CALLS; index++) {
+      const result = await saveTool.execute({ path: `flip/made-${index}/deeper/new.txt`, content: 'x\n' }, ctx);
+      if (result.isError !== true) saved += 1;
+    }
+    // Nothing was made outside: no folder, no file.
+    expect(readdirSync(outside).filter((name) => name.startsWith('made-'))).toEqual([]);
+    // The race was run: some saves landed inside, through the link.
+    expect(saved).toBeGreaterThan(0);
+    expect(readdirSync(inside).filter((name) => name.startsWith('made-')).length).toBeGreaterThan(0);
   });
 });
 
