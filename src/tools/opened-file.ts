@@ -47,11 +47,11 @@ export async function openAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess
  * Creates `file`, which must not exist yet (`O_EXCL`: nor be a link), with its missing
  * folders, for `tool` to write, and judges it as `openAdmitted` does; a file created where it
  * may not be is removed again before the refusal is thrown. The missing folders are made one
- * at a time (see `makeFolders`), each judged before it is made, so none is made where the file
- * could not be written, even by a link swapped in while they are made.
+ * at a time (see `makeFolders`), each judged by the sandbox before it is made, so none is made
+ * where nothing may be written, even by a link swapped in while they are made.
  */
 export async function createAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, tool: string): Promise<OpenedFile> {
-  const parent = await makeFolders(ctx, file, tool);
+  const parent = await makeFolders(ctx, file);
   // Under the folder held open, by the kernel's name for it: no link on the way can move the file elsewhere.
   const where = parent ? join(parent.here, basename(file.absolute)) : file.absolute;
   let handle: FileHandle;
@@ -66,12 +66,12 @@ export async function createAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAcce
 /**
  * Makes the folders `file` lacks, from the nearest one that exists, and returns the last (its
  * folder) held open, named by the kernel (`/proc/self/fd/<n>`); undefined without `/proc`, where
- * the folders are made by path as before. Each folder is made inside the one before, through
- * that folder's descriptor rather than its path, and only once its real path (the parent's real
- * path and its name) is one `tool` may write (see `judged`): a refusal names the folder, and
- * nothing is made there.
+ * the folders are made by path. Each folder is made inside the one before, through that
+ * folder's descriptor rather than its path, and only once the sandbox lets its real path (the
+ * parent's real path and its name) be written: a refusal names the folder, and nothing is made
+ * there.
  */
-async function makeFolders(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, tool: string): Promise<{ handle: FileHandle; here: string } | undefined> {
+async function makeFolders(ctx: Pick<ToolContext, 'sandbox'>, file: WorkspaceFile): Promise<{ handle: FileHandle; here: string } | undefined> {
   const missing: string[] = [];
   let existing = dirname(file.absolute);
   let parent: FileHandle | undefined;
@@ -107,9 +107,8 @@ async function makeFolders(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file
     for (const [i, name] of missing.entries()) {
       const next = join(real, name);
       const shown = shownFolders[i] ?? next;
-      const refusal =
-        (sandbox && writeRefusal(sandbox, next, shown)) ||
-        (ctx.canAccess && !ctx.canAccess(tool, next) ? `${tool} denied: ${file.shown} needs the folder ${shown}, which the policy keeps from ${tool}` : undefined);
+      // The sandbox's rules are about places; the policy's are about the files tools touch, and judge the file.
+      const refusal = sandbox && writeRefusal(sandbox, next, shown);
       if (refusal !== undefined) throw new ToolInputError(refusal);
       try {
         await mkdir(join(here, name));
