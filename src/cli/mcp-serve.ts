@@ -213,42 +213,64 @@ function oneCallResult(trace: ProgramRun['trace']): CallToolResult {
 /** The least time between two progress notifications of one call; calls in between are counted in the next. */
 export const PROGRESS_INTERVAL_MS = 200;
 
+/** How long a call may go without a notification before one says it is still running. */
+export const PROGRESS_BEAT_MS = 10_000;
+
 /**
- * Turns a program's tool calls into progress notifications for one served call: `progress` is
- * the number of tool calls ended so far, `message` names the last (`read: ok`, `read: denied`).
- * At most one notification per `PROGRESS_INTERVAL_MS`: a run of quick calls is told once, by
- * its last. `stop` drops what is not yet sent (the call has its answer), and what fails to
- * send is dropped too: progress is a courtesy, never a reason for a call to fail.
+ * Turns a program's tool calls into progress notifications for one served call. `progress`
+ * counts what happened so far (it must grow with each notification): each tool call ended, and
+ * each beat. `message` names the last call (`read: ok (3 tool calls so far)`), or, when
+ * `PROGRESS_BEAT_MS` passed without a notification (a command tool that runs for minutes),
+ * says the call is still running (`still running: 3 tool calls so far, 40 s`), so a client that
+ * resets its timeout on progress keeps waiting. At most one notification per
+ * `PROGRESS_INTERVAL_MS`: a run of quick calls is told once, by its last. `stop` drops what is
+ * not yet sent (the call has its answer) and ends the beats; what fails to send is dropped too:
+ * progress is a courtesy, never a reason for a call to fail.
  */
 export function progressReporter(send: (params: { progress: number; message: string }) => Promise<void>): {
   called: NonNullable<ToolContext['onToolCall']>;
   stop(): void;
 } {
+  const started = Date.now();
   let count = 0;
+  let events = 0;
   let message = '';
-  let lastSent = -Infinity;
+  let lastSent = started;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  const calls = () => `${count} tool call${count === 1 ? '' : 's'} so far`;
   const flush = () => {
     // A call may end after the pending notification's time came but before its timer ran.
     clearTimeout(timer);
     timer = undefined;
     lastSent = Date.now();
-    void send({ progress: count, message }).catch(() => undefined);
+    void send({ progress: events, message }).catch(() => undefined);
   };
+  // Read while the event loop is free: during a long tool call, not while code computes.
+  const beats = setInterval(() => {
+    if (Date.now() - lastSent < PROGRESS_BEAT_MS) return;
+    events += 1;
+    message = `still running: ${calls()}, ${Math.round((Date.now() - started) / 1000)} s`;
+    flush();
+  }, PROGRESS_BEAT_MS / 4);
+  beats.unref();
+  let first = true;
   return {
     called(call) {
       if (stopped) return;
       count += 1;
+      events += 1;
       const how = call.ok ? 'ok' : call.decision?.action === 'deny' ? 'denied' : call.decision?.action === 'ask' ? 'refused (needs a yes)' : 'failed';
-      message = `${call.tool}: ${how} (${count} tool call${count === 1 ? '' : 's'} so far)`;
-      const wait = lastSent + PROGRESS_INTERVAL_MS - Date.now();
+      message = `${call.tool}: ${how} (${calls()})`;
+      const wait = first ? 0 : lastSent + PROGRESS_INTERVAL_MS - Date.now();
+      first = false;
       if (wait <= 0) flush();
       else timer ??= setTimeout(flush, wait);
     },
     stop() {
       stopped = true;
       clearTimeout(timer);
+      clearInterval(beats);
     },
   };
 }

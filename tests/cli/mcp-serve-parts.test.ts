@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { asMcpTool, clientPrincipal, progressReporter, PROGRESS_INTERVAL_MS } from '../../src/cli/mcp-serve';
+import { asMcpTool, clientPrincipal, progressReporter, PROGRESS_BEAT_MS, PROGRESS_INTERVAL_MS } from '../../src/cli/mcp-serve';
 import { parametersSchema, parseSignature } from '../../src/ptc/program-params';
 import type { SavedProgram } from '../../src/ptc/saved-programs';
 import type { ToolSpec } from '../../src/tools/define-tool';
@@ -52,9 +52,32 @@ describe('progressReporter', () => {
     // The clock passes the pending time without running timers, as a busy event loop would.
     vi.setSystemTime(Date.now() + PROGRESS_INTERVAL_MS + 1);
     progress.called({ tool: 'c', ok: false, decision: { action: 'ask' } });
-    vi.runAllTimers();
+    vi.advanceTimersByTime(PROGRESS_INTERVAL_MS * 2);
     expect(sent.map((note) => note.progress)).toEqual([1, 3]);
     expect(sent[1]?.message).toBe('c: refused (needs a yes) (3 tool calls so far)');
+  });
+
+  it('says a call is still running when it goes on without a notification, each time with a greater progress', () => {
+    vi.useFakeTimers();
+    const { sent, progress } = reporter();
+    progress.called({ tool: 'shell', ok: true });
+    // A long tool call: nothing ends for 25 s.
+    vi.advanceTimersByTime(25_000);
+    expect(sent.map((note) => note.progress)).toEqual([1, 2, 3]);
+    expect(sent[1]?.message).toMatch(/^still running: 1 tool call so far, 1\d s$/);
+    expect(sent[2]?.message).toMatch(/^still running: 1 tool call so far, 2\d s$/);
+    // Calls ending often leave no room for a beat.
+    for (let i = 0; i < 40; i++) {
+      progress.called({ tool: 'read', ok: true });
+      vi.advanceTimersByTime(PROGRESS_BEAT_MS / 4);
+    }
+    expect(sent.slice(3).every((note) => note.message.startsWith('read: ok'))).toBe(true);
+    progress.stop();
+    vi.advanceTimersByTime(PROGRESS_BEAT_MS * 3);
+    expect(sent.at(-1)?.message.startsWith('read: ok')).toBe(true);
+    const values = sent.map((note) => note.progress);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(new Set(values).size).toBe(values.length);
   });
 
   it('sends nothing once stopped, and a failed send does not reach the call', async () => {
