@@ -230,12 +230,12 @@ describe('fence mcp serve', () => {
     const inWorkspace = '\n[[policy]]\nprincipal = "mcp:*"\ntool = "*"\nresource = "/**"\naction = "deny"\nreason = "clients stay in the workspace"\n';
     // An MCP server of the user's own: its tools are served too, under their fence names.
     const { command, args } = mcpTestServer();
-    const server = `\n[mcp.servers.helper]\ncommand = ${JSON.stringify(command)}\nargs = ${JSON.stringify(args)}\n`;
+    const server = `\n[mcp.servers.extra]\ncommand = ${JSON.stringify(command)}\nargs = ${JSON.stringify(args)}\n`;
     const { client, stderr } = await connect('Tool User', ['--tools'], inWorkspace + server);
     try {
       const { tools } = await client.listTools();
       const names = tools.map((tool) => tool.name);
-      expect(names).toEqual(expect.arrayContaining(['greet', 'read', 'glob', 'grep', 'helper_echo']));
+      expect(names).toEqual(expect.arrayContaining(['greet', 'read', 'glob', 'grep', 'extra_echo']));
       // Only what programs may call: never the shell or the file writers.
       for (const name of ['shell', 'save', 'patch', 'append', 'python', 'ptc']) expect(names).not.toContain(name);
       expect(tools.find((tool) => tool.name === 'read')?.inputSchema).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
@@ -244,7 +244,7 @@ describe('fence mcp serve', () => {
       const notes = (await client.callTool({ name: 'read', arguments: { path: 'notes.txt' } })) as CallToolResult;
       expect(notes.isError).toBeFalsy();
       expect(text(notes)).toContain('alpha');
-      const echoed = (await client.callTool({ name: 'helper_echo', arguments: { text: 'through two servers' } })) as CallToolResult;
+      const echoed = (await client.callTool({ name: 'extra_echo', arguments: { text: 'through two servers' } })) as CallToolResult;
       expect(echoed.isError).toBeFalsy();
       expect(text(echoed)).toContain('through two servers');
       const found = (await client.callTool({ name: 'glob', arguments: { pattern: '*.txt' } })) as CallToolResult;
@@ -274,7 +274,7 @@ describe('fence mcp serve', () => {
       await client.close();
     }
     const mine = traces().filter((trace) => trace.principal === 'mcp:tool-user');
-    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'helper_echo', 'read', 'read', 'read']);
+    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'extra_echo', 'read', 'read', 'read']);
   });
 
   it('shows a served call with the program, the client and each admission decision in fence trace show', { timeout: 180_000 }, async () => {
