@@ -274,7 +274,7 @@ describe('fence mcp serve', () => {
       await client.close();
     }
     const mine = traces().filter((trace) => trace.principal === 'mcp:tool-user');
-    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['glob', 'extra_echo', 'read', 'read', 'read']);
+    expect(mine.map((trace) => trace.calls[0]?.tool).sort()).toEqual(['extra_echo', 'glob', 'read', 'read', 'read']);
   });
 
   it('shows a served call with the program, the client and each admission decision in fence trace show', { timeout: 180_000 }, async () => {
