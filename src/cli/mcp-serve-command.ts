@@ -100,7 +100,8 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
 
   const roots = () => programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project');
   let toolset = buildToolset(config, session, mcp.tools, approvedPrograms(roots(), home));
-  let served = servedTools(toolset, approvedPrograms(roots(), home), options.tools === true);
+  const withTools = options.tools === true;
+  let served = servedTools(toolset, approvedPrograms(roots(), home), withTools);
   for (const problem of toolset.problems) err(`fence: ${problem}`);
   const store = SessionStore.create(home, {
     id,
@@ -127,7 +128,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     const labels = served.flatMap((entry) => (entry.program ? [programLabel(entry.program.record)] : []));
     const tools = served.length - labels.length;
     const programs = `${labels.length} approved program${labels.length === 1 ? '' : 's'}`;
-    return `fence: serving ${programs}${options.tools ? ` and ${tools} tool${tools === 1 ? '' : 's'}` : ''} over ${over}${labels.length > 0 ? `: ${labels.join(', ')}` : ''}`;
+    return `fence: serving ${programs}${withTools ? ` and ${tools} tool${tools === 1 ? '' : 's'}` : ''} over ${over}${labels.length > 0 ? `: ${labels.join(', ')}` : ''}`;
   };
   let listChanged = async (): Promise<void> => undefined;
 
@@ -144,7 +145,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     }
     const before = served.map(servedKey).join('\n');
     toolset = next;
-    served = servedTools(next, programs, options.tools === true);
+    served = servedTools(next, programs, withTools);
     const after = served.map(servedKey).join('\n');
     if (before !== after) void listChanged();
   };

@@ -235,7 +235,7 @@ export function progressReporter(send: (params: { progress: number; message: str
   let count = 0;
   let events = 0;
   let message = '';
-  let lastSent = started;
+  let lastSent = -Infinity;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const calls = () => `${count} tool call${count === 1 ? '' : 's'} so far`;
@@ -248,13 +248,12 @@ export function progressReporter(send: (params: { progress: number; message: str
   };
   // Read while the event loop is free: during a long tool call, not while code computes.
   const beats = setInterval(() => {
-    if (Date.now() - lastSent < PROGRESS_BEAT_MS) return;
+    if (Date.now() - Math.max(lastSent, started) < PROGRESS_BEAT_MS) return;
     events += 1;
     message = `still running: ${calls()}, ${Math.round((Date.now() - started) / 1000)} s`;
     flush();
   }, PROGRESS_BEAT_MS / 4);
   beats.unref();
-  let first = true;
   return {
     called(call) {
       if (stopped) return;
@@ -262,8 +261,7 @@ export function progressReporter(send: (params: { progress: number; message: str
       events += 1;
       const how = call.ok ? 'ok' : call.decision?.action === 'deny' ? 'denied' : call.decision?.action === 'ask' ? 'refused (needs a yes)' : 'failed';
       message = `${call.tool}: ${how} (${calls()})`;
-      const wait = first ? 0 : lastSent + PROGRESS_INTERVAL_MS - Date.now();
-      first = false;
+      const wait = lastSent + PROGRESS_INTERVAL_MS - Date.now();
       if (wait <= 0) flush();
       else timer ??= setTimeout(flush, wait);
     },

@@ -219,15 +219,14 @@ function reasoningCommand(ctx: ChatCommandContext, argument: string): void {
     return;
   }
   const current = ctx.agent.reasoning;
-  const { explicit } = ctx.reasoning;
-  const source = explicit
-    ? current
-      ? ''
-      : ` (${explicit} chosen, not sent: ${ctx.agent.modelId} does not reason)`
-    : current
-      ? ` (the default of ${ctx.agent.modelId})`
-      : ` (none sent: no default for ${ctx.agent.modelId})`;
+  const source = reasoningSource(ctx.reasoning.explicit, current, ctx.agent.modelId);
   ctx.view.printLines([`reasoning ${style.bold(current ?? 'not set')}${style.dim(source)} ${style.dim(`(/reasoning ${REASONING_LEVELS.join('|')} sets it)`)}`]);
+}
+
+/** Where the level `/reasoning` shows comes from, in parentheses; empty when the person chose it and it is sent. */
+function reasoningSource(explicit: string | undefined, current: string | undefined, modelId: string): string {
+  if (explicit) return current ? '' : ` (${explicit} chosen, not sent: ${modelId} does not reason)`;
+  return current ? ` (the default of ${modelId})` : ` (none sent: no default for ${modelId})`;
 }
 
 /** `/thinking`: the whole thinking of the last reply that had some. */
