@@ -219,6 +219,14 @@ export class CommandCapture {
       if (body.startsWith(echoed)) raw = raw.slice(0, lead) + body.slice(echoed.length).replace(/^\r?\n/, '');
       this.echo = undefined;
     }
+    this.take(raw, true);
+  }
+
+  /**
+   * Takes the markers out of `raw` and emits the text around them, up to the end of the
+   * command. With `holdPartial`, the start of a marker cut off at the end is kept for the next chunk.
+   */
+  private take(raw: string, holdPartial: boolean): void {
     let cursor = 0;
     for (const match of raw.matchAll(MARKER)) {
       const [marker, nonce = '', status] = match;
@@ -233,7 +241,7 @@ export class CommandCapture {
       }
     }
     const rest = raw.slice(cursor);
-    const partial = rest.lastIndexOf('\x1e');
+    const partial = holdPartial ? rest.lastIndexOf('\x1e') : -1;
     if (partial !== -1 && rest.length - partial < MARKER_MAX_LENGTH && PARTIAL_MARKER.test(rest.slice(partial))) {
       this.raw = rest.slice(partial);
       this.emit(rest.slice(0, partial));
@@ -256,8 +264,11 @@ export class CommandCapture {
 
   /** The text captured so far, final: overwrites resolved, with the dropped byte count. */
   finish(): { output: string; droppedBytes: number } {
-    if (!this.finished) this.emit(this.raw);
+    const held = this.raw;
     this.raw = '';
+    // What was held back may be a known prompt alone (bash exited before the echo could show): it is no output.
+    this.echo = undefined;
+    if (!this.finished) this.take(held, false);
     this.append(this.text.end());
     return this.drain();
   }

@@ -155,6 +155,13 @@ describe('CommandCapture', () => {
     }
   });
 
+  it('drops the previous prompt held back for the echo when the command ends without output (bash exited)', () => {
+    const previous = 'c'.repeat(32);
+    const capture = new CommandCapture({ nonce: NONCE, prompts: [previous], echo: ' builtin . /tmp/x', maxBytes: 1000 });
+    capture.push(`\x1e${previous}\x1e`);
+    expect(capture.finish().output).toBe('');
+  });
+
   it('keeps output that merely starts like the typed line', () => {
     const capture = new CommandCapture({ nonce: NONCE, echo: ' builtin . /tmp/x', maxBytes: 1000 });
     capture.push(` builtin was printed\n${status(NONCE, 0)}`);
