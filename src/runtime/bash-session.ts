@@ -6,7 +6,7 @@ import type { IPty } from 'node-pty';
 import type { OsSandbox } from './os-sandbox';
 import { CommandCapture } from './command-output';
 import { findTerminalReader, terminalOf } from './input-wait';
-import { killForegroundJob, killSession, killSessionNow, signalProcess } from './process-tree';
+import { foregroundProcessGroup, killForegroundJob, killSession, killSessionNow, signalProcess } from './process-tree';
 import {
   BASH_ARGS,
   RISKY_SYNTAX,
@@ -27,11 +27,12 @@ import {
  * One persistent bash in a pty. How a command travels:
  *
  * - The command text is written to a private temp file and the pty receives one short line that
- *   sources it and then prints the command's status marker and sets the prompt marker (see
- *   `commandLine`): nothing of the command passes through the terminal.
- * - The status marker ends the command. The prompt marker tells that bash is back at its prompt
- *   after an interrupt. (A command that replaces PS1 or sends bash's stderr elsewhere and then
- *   overruns hides the prompt: bash is then killed and started anew.)
+ *   prints the command's start marker, sources the file, then prints the status marker and sets
+ *   the prompt marker (see `commandLine`): nothing of the command passes through the terminal.
+ * - The start marker shows that bash runs the line: only then does an interrupt type Ctrl-C
+ *   (see `awaitJob`). The status marker ends the command. The prompt marker tells that bash is
+ *   back at its prompt after an interrupt. (A command that replaces PS1 or sends bash's stderr
+ *   elsewhere and then overruns hides the prompt: bash is then killed and started anew.)
  * - bash is interactive (`BASH_ARGS`): each command is a job in its own process group, which
  *   Ctrl-C and kills reach alone; the job notices this prints are filtered out (`JobNoticeFilter`).
  * - A command that falls quiet while a process of its job is blocked reading the terminal
@@ -49,6 +50,17 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_INPUT_WAIT_MS = 1_500;
 /** The output of `sendInput` when no command waits for input. */
 export const NOTHING_WAITING = 'nothing is waiting for input';
+/** Before Ctrl-C, how long bash has to start running the typed line (see `interrupt`). */
+const START_WAIT_MS = 2_000;
+/** Before Ctrl-C, how long bash has to give the terminal to a job of the command (see `awaitJob`), and how often that is looked at. */
+const JOB_WAIT_MS = 50;
+const JOB_POLL_MS = 5;
+/** After an interrupt, when to look for a job left holding the terminal (each wait after the last), and how long it has to stop on SIGINT (see `killOrphanedJob`). */
+const ORPHAN_LOOKS_MS = [0, 20, 80];
+const ORPHAN_GRACE_MS = 100;
+/** After Ctrl-C, when to look whether a new job took the terminal, and how many times the key is typed at most (see `pressCtrlC`). */
+const CTRL_C_LOOK_MS = 100;
+const CTRL_C_PRESSES = 3;
 /** After Ctrl-C, how long a command has to stop before its process group is killed. */
 const INTERRUPT_GRACE_MS = 2_000;
 /** After a kill, how long bash has to come back to its prompt before the next escalation. */
@@ -156,6 +168,8 @@ interface Shell {
   readonly exited: Promise<void>;
   /** The pty device, as bash's stdin shows it; unknown outside Linux. */
   terminal: string | undefined;
+  /** bash's own process group: the terminal's foreground group while bash waits at its prompt. */
+  group: number | undefined;
 }
 
 /** A command sent to bash whose end has not been taken yet. */
@@ -408,9 +422,9 @@ export class BashSession {
   private async interrupt(shell: Shell, capture: CommandCapture): Promise<boolean> {
     if (shell.exit) return false;
     const settled = (): boolean => capture.done || shell.exit !== undefined;
+    if (await this.awaitJob(shell, capture)) return false;
     capture.interrupted();
-    write(shell, '\x03');
-    if ((await this.waitFor(settled, INTERRUPT_GRACE_MS)) === 'met') return false;
+    if (await this.pressCtrlC(shell, settled)) return this.killOrphanedJob(shell);
     let killed = false;
     for (let round = 0; round < KILL_ROUNDS; round++) {
       if (!(await killForegroundJob(shell.pty.pid))) break;
@@ -419,6 +433,85 @@ export class BashSession {
     }
     await this.killShell(shell);
     return true;
+  }
+
+  /**
+   * Waits until a Ctrl-C can stop the command cleanly; returns true when it ended meanwhile.
+   *
+   * A Ctrl-C that reaches bash itself at the wrong moment does not stop the command. Before bash
+   * has read and parsed the line, bash prints a new prompt and then runs the line it holds (or
+   * the terminal drops the unread line). Between forking a program and that program taking the
+   * terminal, bash gives up waiting for it: the program runs on as a foreground job nobody
+   * waits for, and bash then hangs on it or exits. So the key waits for the line's start marker,
+   * and then, for up to {@link JOB_WAIT_MS}, for a job of the command to hold the terminal, so
+   * that the key reaches that job alone. A command that runs bash builtins only (a `while`
+   * loop of them) never gives the terminal away: bash gets the key after that wait.
+   */
+  private async awaitJob(shell: Shell, capture: CommandCapture): Promise<boolean> {
+    const settled = (): boolean => capture.done || shell.exit !== undefined;
+    if (!capture.started) await this.waitFor(() => capture.started || settled(), START_WAIT_MS);
+    const group = shell.group;
+    if (group === undefined) return settled();
+    const deadline = Date.now() + JOB_WAIT_MS;
+    let job: number | undefined;
+    while (!settled() && Date.now() < deadline) {
+      const holder = await foregroundProcessGroup(shell.pty.pid);
+      if (holder === undefined) break;
+      // Seen twice: the job is not one about to end while bash forks the next.
+      if (holder !== group && holder === job) break;
+      job = holder === group ? undefined : holder;
+      await this.waitFor(settled, JOB_POLL_MS);
+    }
+    return settled();
+  }
+
+  /**
+   * Types Ctrl-C and waits up to {@link INTERRUPT_GRACE_MS} for `settled`. A key that came as a
+   * job was starting may be lost (the new process catches it before it resets bash's signal
+   * handlers, then runs on): when another job than the one that had the terminal holds it a
+   * moment later, the key is typed again, at most {@link CTRL_C_PRESSES} times in all. A job
+   * that takes its time to stop after the key keeps the terminal and gets it once.
+   */
+  private async pressCtrlC(shell: Shell, settled: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + INTERRUPT_GRACE_MS;
+    let target = await foregroundProcessGroup(shell.pty.pid);
+    write(shell, '\x03');
+    let presses = 1;
+    while (Date.now() < deadline) {
+      if ((await this.waitFor(settled, Math.min(CTRL_C_LOOK_MS, deadline - Date.now()))) === 'met') return true;
+      const holder = await foregroundProcessGroup(shell.pty.pid);
+      if (presses < CTRL_C_PRESSES && holder !== undefined && holder !== target && holder !== shell.group) {
+        target = holder;
+        write(shell, '\x03');
+        presses++;
+      }
+    }
+    return settled();
+  }
+
+  /**
+   * After an interrupt that brought bash back to its prompt, bash holds the terminal. A job that
+   * still holds it was orphaned by a Ctrl-C that came as it started (see `awaitJob`): bash would
+   * wait for it in the next command, or fail to read its next line. It gets SIGINT, as the key
+   * meant, and SIGKILL if it is still there a moment later (SIGINT, unlike a kill, makes bash
+   * print no notice). Looked at a few times, since the job may take the terminal just after
+   * bash printed its prompt. Returns whether a job was found.
+   */
+  private async killOrphanedJob(shell: Shell): Promise<boolean> {
+    const group = shell.group;
+    if (group === undefined) return false;
+    for (const wait of ORPHAN_LOOKS_MS) {
+      await delay(wait);
+      if (shell.exit) return false;
+      const holder = await foregroundProcessGroup(shell.pty.pid);
+      if (holder === undefined || holder === group) continue;
+      if (signalProcess(-holder, 'SIGINT')) {
+        await delay(ORPHAN_GRACE_MS);
+        signalProcess(-holder, 'SIGKILL');
+      }
+      return true;
+    }
+    return false;
   }
 
   /**
@@ -456,7 +549,7 @@ export class BashSession {
     const pty = this.spawn(line.command, line.args, ptyOptions(cwd, this.env));
     let markExited!: () => void;
     const exited = new Promise<void>((resolve) => (markExited = resolve));
-    const shell: Shell = { pty, exit: undefined, exited, terminal: undefined };
+    const shell: Shell = { pty, exit: undefined, exited, terminal: undefined, group: undefined };
     pty.onData((data) => {
       if (shell === this.shell) this.capture?.push(data);
       this.notify();
@@ -489,6 +582,7 @@ export class BashSession {
       this.capture = undefined;
     }
     shell.terminal = terminalOf(pty.pid);
+    shell.group = await foregroundProcessGroup(pty.pid);
     return shell;
   }
 

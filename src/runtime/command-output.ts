@@ -4,10 +4,13 @@
  * resolved) and bounded in memory (head and tail kept).
  */
 
-/** A status marker `RS nonce:status RS` or a prompt marker `RS nonce RS` (see {@link CommandCapture}). */
-const MARKER = /\x1e([0-9a-f]{32})(?::(\d+))?\x1e/g;
+/**
+ * A start marker `RS nonce:run RS`, a status marker `RS nonce:status RS` or a prompt marker
+ * `RS nonce RS` (see {@link CommandCapture}).
+ */
+const MARKER = /\x1e([0-9a-f]{32})(?::(?:(\d+)|(run)))?\x1e/g;
 /** The start of a marker cut off by the end of a chunk. */
-const PARTIAL_MARKER = /^\x1e(?:[0-9a-f]{0,32}|[0-9a-f]{32}:\d*)$/;
+const PARTIAL_MARKER = /^\x1e(?:[0-9a-f]{0,32}|[0-9a-f]{32}:(?:\d*|ru?n?))$/;
 const MARKER_MAX_LENGTH = 1 + 32 + 1 + 3 + 1;
 
 /** A complete escape sequence starting at the cursor (sticky). */
@@ -148,10 +151,11 @@ export interface CommandCaptureOptions {
 }
 
 /**
- * Collects what a pty prints for one command. Raw chunks go in through `push`. Two kinds of
- * marker are taken out of the stream, both `RS <32 hex digits> RS` with the nonce of a command:
- * the status marker `RS nonce:status RS`, printed after the command, and the prompt marker
- * `RS nonce RS`, which bash prints whenever it waits for a command line.
+ * Collects what a pty prints for one command. Raw chunks go in through `push`. Three kinds of
+ * marker are taken out of the stream, all `RS <32 hex digits> RS` with the nonce of a command:
+ * the start marker `RS nonce:run RS`, printed before the command runs (`started`), the status
+ * marker `RS nonce:status RS`, printed after it, and the prompt marker `RS nonce RS`, which
+ * bash prints whenever it waits for a command line.
  *
  * The capture is `done` at the command's status marker (the status is kept), or, after
  * `interrupted`, at a prompt marker of a known nonce: bash is back at its prompt, so whatever
@@ -163,6 +167,7 @@ export class CommandCapture {
   private readonly nonce: string;
   private readonly prompts: ReadonlySet<string>;
   private promptEnds = false;
+  private running = false;
   private finished = false;
   private exitStatus: number | undefined;
   private raw = '';
@@ -185,6 +190,11 @@ export class CommandCapture {
   /** Whether the capture has ended (status marker, or a prompt after `interrupted`). */
   get done(): boolean {
     return this.finished;
+  }
+
+  /** Whether the command's start marker arrived: bash has read its line and runs it. */
+  get started(): boolean {
+    return this.running;
   }
 
   /** The status printed after the command, if its status marker arrived. */
@@ -229,11 +239,16 @@ export class CommandCapture {
   private take(raw: string, holdPartial: boolean): void {
     let cursor = 0;
     for (const match of raw.matchAll(MARKER)) {
-      const [marker, nonce = '', status] = match;
-      const known = status === undefined ? this.prompts.has(nonce) : nonce === this.nonce;
+      const [marker, nonce = '', status, run] = match;
+      const prompt = status === undefined && run === undefined;
+      const known = prompt ? this.prompts.has(nonce) : nonce === this.nonce;
       if (!known) continue;
       this.emit(raw.slice(cursor, match.index));
       cursor = match.index + marker.length;
+      if (run !== undefined) {
+        this.running = true;
+        continue;
+      }
       if (status !== undefined) this.exitStatus = Number(status);
       if (status !== undefined || this.promptEnds) {
         this.finished = true;

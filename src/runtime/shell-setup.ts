@@ -117,19 +117,21 @@ export function checkSyntax(file: string, env: Record<string, string>): Promise<
 }
 
 /**
- * The line typed for one command: ` builtin . <file>; <status marker>; PS1=<prompt marker>`.
+ * The line typed for one command: ` <start marker>; builtin . <file>; <status marker>; PS1=<prompt marker>`.
  * Sourcing keeps `cd`, variables, functions and aliases in the shell, and nothing of the command
  * passes through the terminal: no 4096-byte canonical line limit, no quoting, no echo of the
  * command, and a syntax error (an unbalanced quote) is confined to the file, so bash reports it
- * and returns. Both markers carry `nonce`, made for this command (see `CommandCapture`): the
- * status marker (with `$?`) ends the command, and the command cannot print it by accident,
- * since the nonce is only in the line read after it, which does not hold the marker as such.
- * It goes to /dev/tty, so `exec >file` does not swallow it. The prompt marker (PS1) shows that
- * bash is back at its prompt after an interrupt, when the rest of the line was abandoned,
- * without typing anything a still-running program could read.
+ * and returns. The markers carry `nonce`, made for this command (see `CommandCapture`): the
+ * start marker `RS nonce:run RS` shows that bash has read and parsed the line and is running it
+ * (a Ctrl-C before that is not an interrupt of it: see `BashSession`), the status marker (with
+ * `$?`) ends the command, and the command cannot print either by accident, since the nonce is
+ * only in the line read after it, which does not hold the markers as such. They go to
+ * /dev/tty, so `exec >file` does not swallow them. The prompt marker (PS1) shows that bash is
+ * back at its prompt after an interrupt, when the rest of the line was abandoned, without
+ * typing anything a still-running program could read.
  */
 export function commandLine(file: string, nonce: string): string {
-  return ` builtin . ${escapePath(file)}; ${markerCommands(nonce)}`;
+  return ` builtin printf \\\\036${nonce}:run\\\\036 >/dev/tty; builtin . ${escapePath(file)}; ${markerCommands(nonce)}`;
 }
 
 /**

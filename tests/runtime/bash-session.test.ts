@@ -138,6 +138,23 @@ describe('BashSession', () => {
     expect((await session.run('echo $KEPT; pwd')).output).toBe('yes\n/\n');
   });
 
+  it('stops a command interrupted as it is sent, and the next one runs at once with the state kept', async () => {
+    // A Ctrl-C that reaches bash before it runs the line, or as it starts the program, used to
+    // leave the program running unseen: the next command then hung behind it, or bash exited.
+    const session = await open();
+    await session.run('KEPT=yes');
+    const pid = session.pid;
+    for (let round = 0; round < 12; round++) {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), round % 3);
+      const stopped = await session.run('sleep 100; echo never', { signal: controller.signal });
+      expect(stopped).toMatchObject({ interrupted: true, exitCode: null });
+      expect(stopped.output).not.toContain('never');
+      expect(await session.run('echo $KEPT', { timeoutMs: 5_000 })).toMatchObject({ output: 'yes\n', exitCode: 0, timedOut: false });
+    }
+    expect(session.pid).toBe(pid);
+  });
+
   it('times out programs that wait for terminal input', async () => {
     const session = await open();
     expect(await session.run('read answer', { timeoutMs: 200 })).toMatchObject({ timedOut: true });

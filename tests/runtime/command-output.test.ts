@@ -117,6 +117,24 @@ describe('CommandCapture', () => {
     }
   });
 
+  it('takes the start marker out, cut at any point, and says the command started', () => {
+    const raw = `\x1e${NONCE}:run\x1eout${status(NONCE, 0)}`;
+    for (let cut = 0; cut <= raw.length; cut++) {
+      const chunks: string[] = [];
+      const capture = new CommandCapture({ nonce: NONCE, maxBytes: 1000, onOutput: (c) => chunks.push(c) });
+      capture.push(raw.slice(0, cut));
+      expect(capture.started).toBe(cut >= NONCE.length + 6);
+      capture.push(raw.slice(cut));
+      expect(capture.started).toBe(true);
+      expect(capture.finish().output).toBe('out');
+      expect(chunks.join('')).toBe('out');
+    }
+    const other = new CommandCapture({ nonce: NONCE, maxBytes: 1000 });
+    other.push(`\x1e${OTHER}:run\x1e`);
+    expect(other.started).toBe(false);
+    expect(other.finish().output).toBe(`\x1e${OTHER}:run\x1e`);
+  });
+
   it('treats markers with unknown nonces as output', () => {
     const capture = new CommandCapture({ nonce: NONCE, maxBytes: 1000 });
     capture.push(`${status(OTHER, 0)}${prompt(OTHER)}${status(NONCE, 0)}`);
