@@ -58,8 +58,9 @@ const JOB_POLL_MS = 5;
 /** After an interrupt, when to look for a job left holding the terminal (each wait after the last), and how long it has to stop on SIGINT (see `killOrphanedJob`). */
 const ORPHAN_LOOKS_MS = [0, 20, 80];
 const ORPHAN_GRACE_MS = 100;
-/** After Ctrl-C, when to look whether a new job took the terminal, and how many times the key is typed at most (see `pressCtrlC`). */
+/** After Ctrl-C, when to look whether a new job took the terminal, when to type it again for the same job, and how many times at most (see `pressCtrlC`). */
 const CTRL_C_LOOK_MS = 100;
+const CTRL_C_AGAIN_MS = 1_000;
 const CTRL_C_PRESSES = 3;
 /** After Ctrl-C, how long a command has to stop before its process group is killed. */
 const INTERRUPT_GRACE_MS = 2_000;
@@ -468,20 +469,27 @@ export class BashSession {
   /**
    * Types Ctrl-C and waits up to {@link INTERRUPT_GRACE_MS} for `settled`. A key that came as a
    * job was starting may be lost (the new process catches it before it resets bash's signal
-   * handlers, then runs on): when another job than the one that had the terminal holds it a
-   * moment later, the key is typed again, at most {@link CTRL_C_PRESSES} times in all. A job
-   * that takes its time to stop after the key keeps the terminal and gets it once.
+   * handlers, then runs on), and on a busy machine that moment lasts. So the key is typed again
+   * when another job than the one that had it holds the terminal a moment later, and once more
+   * after {@link CTRL_C_AGAIN_MS} if the same job still runs: gentler than the kill that would
+   * come next, which lets bash go on to the rest of the line. At most {@link CTRL_C_PRESSES}
+   * keys in all.
    */
   private async pressCtrlC(shell: Shell, settled: () => boolean): Promise<boolean> {
-    const deadline = Date.now() + INTERRUPT_GRACE_MS;
+    const start = Date.now();
+    const deadline = start + INTERRUPT_GRACE_MS;
     let target = await foregroundProcessGroup(shell.pty.pid);
+    let pressedAt = start;
     write(shell, '\x03');
     let presses = 1;
     while (Date.now() < deadline) {
       if ((await this.waitFor(settled, Math.min(CTRL_C_LOOK_MS, deadline - Date.now()))) === 'met') return true;
+      if (presses >= CTRL_C_PRESSES) continue;
       const holder = await foregroundProcessGroup(shell.pty.pid);
-      if (presses < CTRL_C_PRESSES && holder !== undefined && holder !== target && holder !== shell.group) {
+      const newJob = holder !== undefined && holder !== target && holder !== shell.group;
+      if (newJob || (holder === target && Date.now() - pressedAt >= CTRL_C_AGAIN_MS)) {
         target = holder;
+        pressedAt = Date.now();
         write(shell, '\x03');
         presses++;
       }

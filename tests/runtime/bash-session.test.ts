@@ -347,8 +347,8 @@ describe('BashSession', () => {
     const huge = await session.run('yes | head -c 50000000', { timeoutMs: 120_000 });
     expect(huge).toMatchObject({ exitCode: 0, timedOut: false });
     expect(huge.droppedBytes).toBeGreaterThan(40_000_000);
-    expect(huge.output.startsWith('y\ny\n')).toBe(true);
-    expect(huge.output.endsWith('y\ny\n')).toBe(true);
+    expect(huge.output.slice(0, 8)).toBe('y\ny\ny\ny\n');
+    expect(huge.output.slice(-8)).toBe('y\ny\ny\ny\n');
     expect(await session.run('echo still fine')).toMatchObject({ output: 'still fine\n', exitCode: 0 });
   });
 
