@@ -7,6 +7,7 @@ import type { OsSandbox } from './os-sandbox';
 import { CommandCapture } from './command-output';
 import { findTerminalReader, terminalOf } from './input-wait';
 import { foregroundProcessGroup, killForegroundJob, killSession, killSessionNow, signalProcess } from './process-tree';
+import { awaitJob, pressCtrlC, stopOrphanedJob, type JobTerminal } from './job-interrupt';
 import {
   BASH_ARGS,
   RISKY_SYNTAX,
@@ -30,7 +31,7 @@ import {
  *   prints the command's start marker, sources the file, then prints the status marker and sets
  *   the prompt marker (see `commandLine`): nothing of the command passes through the terminal.
  * - The start marker shows that bash runs the line: only then does an interrupt type Ctrl-C
- *   (see `awaitJob`). The status marker ends the command. The prompt marker tells that bash is
+ *   (see `job-interrupt.ts`). The status marker ends the command. The prompt marker tells that bash is
  *   back at its prompt after an interrupt. (A command that replaces PS1 or sends bash's stderr
  *   elsewhere and then overruns hides the prompt: bash is then killed and started anew.)
  * - bash is interactive (`BASH_ARGS`): each command is a job in its own process group, which
@@ -50,18 +51,6 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_INPUT_WAIT_MS = 1_500;
 /** The output of `sendInput` when no command waits for input. */
 export const NOTHING_WAITING = 'nothing is waiting for input';
-/** Before Ctrl-C, how long bash has to start running the typed line (see `interrupt`). */
-const START_WAIT_MS = 2_000;
-/** Before Ctrl-C, how long bash has to give the terminal to a job of the command (see `awaitJob`), and how often that is looked at. */
-const JOB_WAIT_MS = 50;
-const JOB_POLL_MS = 5;
-/** After an interrupt, when to look for a job left holding the terminal (each wait after the last), and how long it has to stop on SIGINT (see `killOrphanedJob`). */
-const ORPHAN_LOOKS_MS = [0, 20, 80];
-const ORPHAN_GRACE_MS = 100;
-/** After Ctrl-C, when to look whether a new job took the terminal, when to type it again for the same job, and how many times at most (see `pressCtrlC`). */
-const CTRL_C_LOOK_MS = 100;
-const CTRL_C_AGAIN_MS = 1_000;
-const CTRL_C_PRESSES = 3;
 /** After Ctrl-C, how long a command has to stop before its process group is killed. */
 const INTERRUPT_GRACE_MS = 2_000;
 /** After a kill, how long bash has to come back to its prompt before the next escalation. */
@@ -415,17 +404,24 @@ export class BashSession {
   }
 
   /**
-   * Stops a command that overran: Ctrl-C, and the command is over once bash is back at its
-   * prompt. While it is not, the terminal's foreground job is killed; if bash itself is what
+   * Stops a command that overran: Ctrl-C (typed when it reaches the command alone, see
+   * `job-interrupt.ts`), and the command is over once bash is back at its prompt. While it is not, the terminal's foreground job is killed; if bash itself is what
    * does not stop (a builtin loop with SIGINT ignored), bash is killed. Returns whether
    * anything was killed.
    */
   private async interrupt(shell: Shell, capture: CommandCapture): Promise<boolean> {
     if (shell.exit) return false;
     const settled = (): boolean => capture.done || shell.exit !== undefined;
-    if (await this.awaitJob(shell, capture)) return false;
+    const terminal: JobTerminal = {
+      ptyPid: shell.pty.pid,
+      shellGroup: shell.group,
+      ctrlC: () => write(shell, '\x03'),
+      shellExited: () => shell.exit !== undefined,
+      wait: (check, ms) => this.waitFor(check, ms),
+    };
+    if (await awaitJob(terminal, () => capture.started, settled)) return false;
     capture.interrupted();
-    if (await this.pressCtrlC(shell, settled)) return this.killOrphanedJob(shell);
+    if (await pressCtrlC(terminal, settled, INTERRUPT_GRACE_MS)) return stopOrphanedJob(terminal);
     let killed = false;
     for (let round = 0; round < KILL_ROUNDS; round++) {
       if (!(await killForegroundJob(shell.pty.pid))) break;
@@ -434,92 +430,6 @@ export class BashSession {
     }
     await this.killShell(shell);
     return true;
-  }
-
-  /**
-   * Waits until a Ctrl-C can stop the command cleanly; returns true when it ended meanwhile.
-   *
-   * A Ctrl-C that reaches bash itself at the wrong moment does not stop the command. Before bash
-   * has read and parsed the line, bash prints a new prompt and then runs the line it holds (or
-   * the terminal drops the unread line). Between forking a program and that program taking the
-   * terminal, bash gives up waiting for it: the program runs on as a foreground job nobody
-   * waits for, and bash then hangs on it or exits. So the key waits for the line's start marker,
-   * and then, for up to {@link JOB_WAIT_MS}, for a job of the command to hold the terminal, so
-   * that the key reaches that job alone. A command that runs bash builtins only (a `while`
-   * loop of them) never gives the terminal away: bash gets the key after that wait.
-   */
-  private async awaitJob(shell: Shell, capture: CommandCapture): Promise<boolean> {
-    const settled = (): boolean => capture.done || shell.exit !== undefined;
-    if (!capture.started) await this.waitFor(() => capture.started || settled(), START_WAIT_MS);
-    const group = shell.group;
-    if (group === undefined) return settled();
-    const deadline = Date.now() + JOB_WAIT_MS;
-    let job: number | undefined;
-    while (!settled() && Date.now() < deadline) {
-      const holder = await foregroundProcessGroup(shell.pty.pid);
-      if (holder === undefined) break;
-      // Seen twice: the job is not one about to end while bash forks the next.
-      if (holder !== group && holder === job) break;
-      job = holder === group ? undefined : holder;
-      await this.waitFor(settled, JOB_POLL_MS);
-    }
-    return settled();
-  }
-
-  /**
-   * Types Ctrl-C and waits up to {@link INTERRUPT_GRACE_MS} for `settled`. A key that came as a
-   * job was starting may be lost (the new process catches it before it resets bash's signal
-   * handlers, then runs on), and on a busy machine that moment lasts. So the key is typed again
-   * when another job than the one that had it holds the terminal a moment later, and once more
-   * after {@link CTRL_C_AGAIN_MS} if the same job still runs: gentler than the kill that would
-   * come next, which lets bash go on to the rest of the line. At most {@link CTRL_C_PRESSES}
-   * keys in all.
-   */
-  private async pressCtrlC(shell: Shell, settled: () => boolean): Promise<boolean> {
-    const start = Date.now();
-    const deadline = start + INTERRUPT_GRACE_MS;
-    let target = await foregroundProcessGroup(shell.pty.pid);
-    let pressedAt = start;
-    write(shell, '\x03');
-    let presses = 1;
-    while (Date.now() < deadline) {
-      if ((await this.waitFor(settled, Math.min(CTRL_C_LOOK_MS, deadline - Date.now()))) === 'met') return true;
-      if (presses >= CTRL_C_PRESSES) continue;
-      const holder = await foregroundProcessGroup(shell.pty.pid);
-      const newJob = holder !== undefined && holder !== target && holder !== shell.group;
-      if (newJob || (holder === target && Date.now() - pressedAt >= CTRL_C_AGAIN_MS)) {
-        target = holder;
-        pressedAt = Date.now();
-        write(shell, '\x03');
-        presses++;
-      }
-    }
-    return settled();
-  }
-
-  /**
-   * After an interrupt that brought bash back to its prompt, bash holds the terminal. A job that
-   * still holds it was orphaned by a Ctrl-C that came as it started (see `awaitJob`): bash would
-   * wait for it in the next command, or fail to read its next line. It gets SIGINT, as the key
-   * meant, and SIGKILL if it is still there a moment later (SIGINT, unlike a kill, makes bash
-   * print no notice). Looked at a few times, since the job may take the terminal just after
-   * bash printed its prompt. Returns whether a job was found.
-   */
-  private async killOrphanedJob(shell: Shell): Promise<boolean> {
-    const group = shell.group;
-    if (group === undefined) return false;
-    for (const wait of ORPHAN_LOOKS_MS) {
-      await delay(wait);
-      if (shell.exit) return false;
-      const holder = await foregroundProcessGroup(shell.pty.pid);
-      if (holder === undefined || holder === group) continue;
-      if (signalProcess(-holder, 'SIGINT')) {
-        await delay(ORPHAN_GRACE_MS);
-        signalProcess(-holder, 'SIGKILL');
-      }
-      return true;
-    }
-    return false;
   }
 
   /**
