@@ -123,7 +123,7 @@ export function checkSyntax(file: string, env: Record<string, string>): Promise<
  * command, and a syntax error (an unbalanced quote) is confined to the file, so bash reports it
  * and returns. The markers carry `nonce`, made for this command (see `CommandCapture`): the
  * start marker `RS nonce:run RS` shows that bash has read and parsed the line and is running it
- * (a Ctrl-C before that is not an interrupt of it: see `BashSession`), the status marker (with
+ * (a Ctrl-C before that is not an interrupt of it: see `job-interrupt.ts`), the status marker (with
  * `$?`) ends the command, and the command cannot print either by accident, since the nonce is
  * only in the line read after it, which does not hold the markers as such. They go to
  * /dev/tty, so `exec >file` does not swallow them. The prompt marker (PS1) shows that bash is
