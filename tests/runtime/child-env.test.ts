@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODELS } from '../../src/llm/models';
-import { childEnvironment, isWithheld, looksLikeCredential, PROVIDER_KEY_VARIABLES } from '../../src/runtime/child-env';
+import { childEnvironment, holdsPasswordUrl, isWithheld, looksLikeCredential, PROVIDER_KEY_VARIABLES } from '../../src/runtime/child-env';
 import { kernelEnvironment } from '../../src/runtime/python-launch';
 import { shellEnvironment } from '../../src/runtime/shell-setup';
 
@@ -37,6 +37,66 @@ describe('the environment of the shell and the kernel', () => {
     for (const name of ['PATH', 'HOME', 'LANG', 'PWD', 'GIT_AUTHOR_NAME', 'KEYTIMEOUT', 'TOKENIZERS_PARALLELISM', 'PYTHON_KEYRING_BACKEND', 'LESSKEY', 'FENCE_HOME', 'OPENAI_BASE_URL']) {
       expect(isWithheld(name), name).toBe(false);
     }
+  });
+
+  it('withholds passwords, passphrases, personal access tokens, DSNs, cookies, webhooks and connection strings', () => {
+    for (const name of [
+      'SSHPASS',
+      'MYSQL_PWD',
+      'DB_PWD',
+      'DBPWD',
+      'GITHUB_PAT',
+      'GH_PATS',
+      'SMTP_PASS',
+      'GPG_PASSPHRASE',
+      'SENTRY_DSN',
+      'SESSION_COOKIE',
+      'SLACK_WEBHOOK_URL',
+      'AZURE_STORAGE_CONNECTION_STRING',
+      'ConnectionStrings__Default',
+      'my-secret-pass',
+    ]) {
+      expect(isWithheld(name), name).toBe(true);
+    }
+  });
+
+  it('keeps their look-alikes: paths, the working folder, a word that only starts a part', () => {
+    for (const name of [
+      'PATH',
+      'PATHEXT',
+      'NODE_PATH',
+      'CLASSPATH',
+      'MANPATH',
+      'XDG_RUNTIME_DIR',
+      'XDG_DATA_DIRS',
+      'PWD',
+      'OLDPWD',
+      'PGPASSFILE',
+      'COMPASS_HOME',
+      'PROXY_BYPASS',
+      'PASSTHROUGH',
+      'COMPAT_LEVEL',
+      'DSNAME',
+      'COOKIEJAR_PATH',
+    ]) {
+      expect(isWithheld(name), name).toBe(false);
+    }
+  });
+
+  it('withholds a variable whose value is a URL with a password, whatever its name; a URL with a user alone stays', () => {
+    const env = childEnvironment([], {
+      PATH: '/usr/bin',
+      DATABASE_URL: 'postgres://u:pw-db-9@h/db',
+      REDIS_URL: 'redis://:pw-redis@localhost:6379/0',
+      JDBC: 'jdbc:mysql://root:pw@db:3306/app',
+      HTTPS_PROXY: 'http://me:pw@proxy:8080',
+      GIT_REMOTE: 'ssh://git@github.com/org/repo.git',
+      HOMEPAGE: 'https://example.com:8443/a@b',
+      PASSED_URL: 'postgres://u:pw@h/db',
+    });
+    expect(holdsPasswordUrl('postgres://u:pw@h/db')).toBe(true);
+    expect(Object.keys(env).sort()).toEqual(['GIT_REMOTE', 'HOMEPAGE', 'PATH']);
+    expect(childEnvironment(['PASSED_URL'], { PASSED_URL: 'postgres://u:pw@h/db' })).toEqual({ PASSED_URL: 'postgres://u:pw@h/db' });
   });
 
   it('withholds every key resolveModel reads', () => {
