@@ -43,26 +43,73 @@ function isBidiControl(code: number): boolean {
  * escape sequence, and never reordered. Linear in the length of the text; never throws.
  */
 export function visibleText(text: string): string {
-  if (!NEEDS_WORK.test(text)) return text;
+  return shownText(text, true, false).shown;
+}
+
+/**
+ * Like {@link visibleText} but removes nothing: escape sequences are shown whole (`␛[31m`),
+ * for text where even a colour code is out of place, such as the model's own reply.
+ */
+export function visibleControls(text: string): string {
+  return shownText(text, false, false).shown;
+}
+
+/** An unfinished sequence at the end of a chunk longer than this is not held back but shown. */
+const MAX_HELD = 4096;
+
+/**
+ * {@link visibleText} for text that arrives in chunks (a streamed reply, a process's output):
+ * an escape sequence or a CR LF cut between two chunks is held back until the next chunk, so
+ * the cut neither shows half a sequence nor lets one through. `end` gives what is still held,
+ * made visible.
+ */
+export class VisibleTextStream {
+  #held = '';
+
+  /** Takes the next chunk; returns what can be shown now (possibly ''). */
+  push(chunk: string): string {
+    const text = this.#held + chunk;
+    const { shown, heldFrom } = shownText(text, true, true);
+    this.#held = text.slice(heldFrom);
+    return shown;
+  }
+
+  /** Ends the stream: what was held back, shown as text when it never completed. */
+  end(): string {
+    const held = this.#held;
+    this.#held = '';
+    return visibleText(held);
+  }
+}
+
+/**
+ * The text made visible, removing complete sequences when `removeSequences`. With `holdOpenEnd`,
+ * stops at a sequence (or a CR) that runs to the end of the text and may still complete in a
+ * later chunk: `heldFrom` is where it starts (the text's length when nothing is held).
+ */
+function shownText(text: string, removeSequences: boolean, holdOpenEnd: boolean): { shown: string; heldFrom: number } {
+  if (!NEEDS_WORK.test(text)) return { shown: text, heldFrom: text.length };
   let out = '';
   let at = 0;
   // A string sequence that started before this index has no terminator before it (see `stringEnd`).
   let unterminatedBefore = -1;
   while (at < text.length) {
     const code = text.charCodeAt(at);
-    let end: number | undefined;
-    if (code === ESC || code === C1_CSI || C1_STRINGS.has(code)) {
+    let end: number | 'open' | undefined;
+    if (removeSequences && (code === ESC || code === C1_CSI || C1_STRINGS.has(code))) {
       const from = code === ESC ? at + 2 : at + 1;
       const kind = code === ESC ? escapeKind(text.charCodeAt(at + 1)) : code === C1_CSI ? 'csi' : 'string';
       if (kind === 'csi') end = csiEnd(text, from);
       else if (kind === 'other') end = otherEscapeEnd(text, at + 1);
-      else if (kind === 'string' && from > unterminatedBefore) {
+      else if (from > unterminatedBefore) {
         const found = stringEnd(text, from);
-        if (typeof found === 'number') end = found;
+        if (typeof found !== 'object') end = found;
         else unterminatedBefore = found.stoppedAt;
       }
     }
-    if (end !== undefined) {
+    const open = end === 'open' || (code === CR && at === text.length - 1);
+    if (open && holdOpenEnd && text.length - at <= MAX_HELD) return { shown: out, heldFrom: at };
+    if (typeof end === 'number') {
       at = end;
       continue;
     }
@@ -73,7 +120,7 @@ export function visibleText(text: string): string {
     out += code === LF || code === 0x09 ? text[at] : shownControl(code, text[at] as string);
     at++;
   }
-  return out;
+  return { shown: out, heldFrom: text.length };
 }
 
 /** What an ESC followed by `next` starts. */
@@ -85,44 +132,50 @@ function escapeKind(next: number): 'csi' | 'string' | 'other' {
 
 /**
  * The end of a CSI whose parameters start at `from`: parameter and intermediate bytes
- * (0x20–0x3F), then one final byte (0x40–0x7E). Undefined when another character comes first:
- * a terminal abandons the sequence there and acts on that character.
+ * (0x20–0x3F), then one final byte (0x40–0x7E). Undefined when another character comes first
+ * (a terminal abandons the sequence there and acts on that character); `'open'` when the text
+ * ends first.
  */
-function csiEnd(text: string, from: number): number | undefined {
-  let at = from;
-  while (at < text.length) {
+function csiEnd(text: string, from: number): number | 'open' | undefined {
+  for (let at = from; at < text.length; at++) {
     const code = text.charCodeAt(at);
-    if (code >= 0x20 && code <= 0x3f) at++;
-    else return code >= 0x40 && code <= 0x7e ? at + 1 : undefined;
+    if (code >= 0x40 && code <= 0x7e) return at + 1;
+    if (code < 0x20 || code > 0x3f) return undefined;
   }
-  return undefined;
+  return 'open';
 }
 
-/** The end of an ESC sequence that is neither CSI nor a string: intermediates (0x20–0x2F), then a final byte (0x30–0x7E). */
-function otherEscapeEnd(text: string, from: number): number | undefined {
-  let at = from;
-  while (at < text.length) {
+/**
+ * The end of an ESC sequence that is neither CSI nor a string: intermediates (0x20–0x2F), then
+ * a final byte (0x30–0x7E). Undefined or `'open'` as for {@link csiEnd}.
+ */
+function otherEscapeEnd(text: string, from: number): number | 'open' | undefined {
+  for (let at = from; at < text.length; at++) {
     const code = text.charCodeAt(at);
-    if (code >= 0x20 && code <= 0x2f) at++;
-    else return code >= 0x30 && code <= 0x7e ? at + 1 : undefined;
+    if (code >= 0x30 && code <= 0x7e) return at + 1;
+    if (code < 0x20 || code > 0x2f) return undefined;
   }
-  return undefined;
+  return 'open';
 }
 
 /**
  * The end of a string sequence whose body starts at `from`, just after its terminator (BEL,
- * `ESC \` or the 8-bit ST); or, when a line feed, another ESC or the end of the text comes
- * first, where the search stopped. Any string sequence starting before that point stops there
- * too, which keeps the whole pass linear.
+ * `ESC \` or the 8-bit ST); `'open'` when the text ends first (or ends with the ESC of an ST);
+ * or, when a line feed, another ESC or another introducer comes first, where the search
+ * stopped. Any string sequence starting before that point stops there too, which keeps the
+ * whole pass linear.
  */
-function stringEnd(text: string, from: number): number | { stoppedAt: number } {
+function stringEnd(text: string, from: number): number | 'open' | { stoppedAt: number } {
   for (let at = from; at < text.length; at++) {
     const code = text.charCodeAt(at);
     if (code === BEL || code === C1_ST) return at + 1;
-    if (code === ESC) return text.charCodeAt(at + 1) === 0x5c ? at + 2 : { stoppedAt: at };
+    if (code === ESC) {
+      if (at === text.length - 1) return 'open';
+      return text.charCodeAt(at + 1) === 0x5c ? at + 2 : { stoppedAt: at };
+    }
     if (code === LF || code === C1_CSI || C1_STRINGS.has(code)) return { stoppedAt: at };
   }
-  return { stoppedAt: text.length };
+  return 'open';
 }
 
 /** A control character as a visible symbol. */

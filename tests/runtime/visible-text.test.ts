@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { visibleLine, visibleText } from '../../src/runtime/visible-text';
+import { VisibleTextStream, visibleControls, visibleLine, visibleText } from '../../src/runtime/visible-text';
 
 /** Anything a terminal would act on rather than show, bidirectional controls included. */
 const LIVE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
@@ -73,5 +73,41 @@ describe('visibleText', () => {
 describe('visibleLine', () => {
   it('puts the text on one line', () => {
     expect(visibleLine('a\nb\tc\x1b]0;t\x07\rd')).toBe('a b c␍d');
+  });
+});
+
+describe('visibleControls', () => {
+  it('shows sequences whole instead of removing them', () => {
+    expect(visibleControls('\x1b[31mred\x1b]0;t\x07\r\n\u202e')).toBe('␛[31mred␛]0;t␇\n<U+202E>');
+  });
+});
+
+describe('VisibleTextStream', () => {
+  const pieces = fc.constantFrom('\x1b', '[', ']', '0;', '52;c;', 'P', '\\', '\x07', '\x9b', '\x9c', '\x9d', '\r', '\n', '2J', 'm', 'a', '\u202e');
+
+  it('gives what visibleText gives for the whole, however the text is cut', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(pieces, { maxLength: 8 }), { maxLength: 8 }), (chunks) => {
+        const stream = new VisibleTextStream();
+        const texts = chunks.map((chunk) => chunk.join(''));
+        const out = texts.map((text) => stream.push(text)).join('') + stream.end();
+        expect(out).toBe(visibleText(texts.join('')));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('holds back a sequence cut in two, and a CR before its LF', () => {
+    const stream = new VisibleTextStream();
+    expect(stream.push('a\x1b]0;ti')).toBe('a');
+    expect(stream.push('tle\x07b\r')).toBe('b');
+    expect(stream.push('\nc')).toBe('\nc');
+    expect(stream.end()).toBe('');
+  });
+
+  it('shows a sequence that never ends once the stream ends', () => {
+    const stream = new VisibleTextStream();
+    expect(stream.push('a\x1b]52;c;')).toBe('a');
+    expect(stream.end()).toBe('␛]52;c;');
   });
 });
