@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { CREDENTIAL_STORES } from './credential-stores';
 
 /**
  * What the processes a session starts, and the file tools, may touch: the OS sandbox's rules
@@ -33,12 +34,13 @@ export interface SandboxPolicy {
 export type PathAccess = 'write' | 'read' | 'none';
 
 /**
- * Paths denied by default, relative to the home folder: keys, cloud credentials, tokens, and
- * all of `~/.docker` (its credentials, and Docker Desktop's socket, which would start a
+ * Paths denied by default, relative to the home folder: the credential stores of
+ * `credential-stores.ts` (keys, tokens, cloud credentials, other agents' folders, browser
+ * profiles, shell histories, and all of `~/.docker`, whose Docker Desktop socket would start a
  * container with the host's files). fence's own data and configuration folders are added by
  * `sessionPolicy`.
  */
-export const DENIED_IN_HOME: readonly string[] = ['.ssh', '.aws', '.gnupg', '.config/gcloud', '.netrc', '.docker'];
+export const DENIED_IN_HOME: readonly string[] = CREDENTIAL_STORES.map((store) => store.path);
 
 /** Paths of a workspace that stay read-only: what would give the model tools, approvals, or code run later outside. */
 export const PROTECTED_IN_WORKSPACE: readonly string[] = ['fence.toml', '.fence', '.git/hooks', '.git/config'];
