@@ -1,5 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { version } from '../../package.json';
+import { fenceHome } from '../config/paths';
+import { tightenDataFolder } from '../runtime/private-data';
 
 /**
  * fence's command line. Only commander is loaded up front: each action imports what it
@@ -284,6 +286,7 @@ function jsonRequested(words: readonly string[]): boolean {
 
 process.on('uncaughtException', reportUnexpected);
 process.on('unhandledRejection', reportUnexpected);
+tightenDataFolder(fenceHome());
 buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => (error instanceof CommanderError ? endCommandLine(error) : reportUnexpected(error)));

@@ -73,7 +73,7 @@ export class FileCheckpoints {
     }
     if (first.size > 0) {
       try {
-        appendFileSync(join(this.dir(), CHECKPOINTS_FILE), `${JSON.stringify({ restoredFrom: from })}\n`);
+        appendFileSync(join(this.dir(), CHECKPOINTS_FILE), `${JSON.stringify({ restoredFrom: from })}\n`, { mode: 0o600 });
       } catch {
         // The files are back; a later restore could only put them back again.
       }

@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writePrivateFile } from '../runtime/private-data';
 
 /** Default cap on what programs of one session keep with `store()`: 256 KiB of JSON. */
 export const DEFAULT_STORE_MAX_BYTES = 256 * 1024;
@@ -33,7 +34,7 @@ export function createProgramStore(file: string, maxBytes: number = DEFAULT_STOR
       if (Buffer.byteLength(text) > maxBytes) {
         throw new Error(`store is full: it may hold ${Math.round(maxBytes / 1024)} KiB of JSON in a session`);
       }
-      writeFileSync(file, text);
+      writePrivateFile(file, text);
       values = next;
     },
   };

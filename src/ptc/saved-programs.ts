@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { makePrivateFolder, writePrivateFile } from '../runtime/private-data';
 import type { SandboxLimits } from '../runtime/sandbox';
 import { approvalsMigrated, markApprovalsMigrated, readApproval, realWorkspace, writeApproval, type Approval, type ApprovalTarget } from './approvals';
 import { parseSignature } from './program-params';
@@ -332,7 +333,7 @@ export function saveProgram(
   const dir = join(root.dir, name);
   let version: number;
   try {
-    mkdirSync(dir, { recursive: true });
+    makePrivateFolder(dir);
     version = claimVersion(dir, trace.code);
   } catch (error) {
     return { error: `cannot write in ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}` };
@@ -356,7 +357,7 @@ export function saveProgram(
 /** Writes a version's record (through a temporary file, so a crash leaves the old one whole). */
 export function writeRecord(dir: string, record: ProgramRecord): void {
   const path = join(dir, `v${record.version}.json`);
-  writeFileSync(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+  writePrivateFile(`${path}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
   renameSync(`${path}.tmp`, path);
 }
 
@@ -367,7 +368,7 @@ export function writeRecord(dir: string, record: ProgramRecord): void {
 function claimVersion(dir: string, code: string): number {
   for (let version = nextVersion(dir); ; version++) {
     try {
-      writeFileSync(join(dir, `v${version}.js`), code, { flag: 'wx' });
+      writePrivateFile(join(dir, `v${version}.js`), code, 'wx');
       return version;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

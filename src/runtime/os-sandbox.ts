@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
+import { makePrivateFolder, writePrivateFile } from './private-data';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 import { seatbeltCommand, seatbeltProfile } from './seatbelt';
 
@@ -137,9 +138,9 @@ function readProbe(file: string): string | undefined {
 
 function writeProbe(file: string, stamp: string): void {
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    makePrivateFolder(dirname(file));
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, JSON.stringify({ stamp, at: Date.now() }));
+    writePrivateFile(temp, JSON.stringify({ stamp, at: Date.now() }));
     renameSync(temp, file);
   } catch {
     // Only a shortcut: the next session probes again.

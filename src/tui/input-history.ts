@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makePrivateFolder } from '../runtime/private-data';
 
 /** How many entries a history keeps when `load` is not told otherwise. */
 export const DEFAULT_HISTORY_MAX = 1000;
@@ -70,7 +71,7 @@ export class InputHistory {
     this.#entries.push(entry);
     if (this.#entries.length > this.#max) this.#entries.splice(0, this.#entries.length - this.#max);
     try {
-      mkdirSync(dirname(this.#path), { recursive: true });
+      makePrivateFolder(dirname(this.#path));
       // One write per entry: concurrent appenders each land whole lines.
       appendFileSync(this.#path, `${this.#tornTail ? '\n' : ''}${JSON.stringify(entry)}\n`, { mode: 0o600 });
       this.#tornTail = false;
