@@ -48,7 +48,7 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
   const made = mkdirSync(outputs, { recursive: true, mode: 0o700 });
   const report = (line: string) => process.stderr.write(`fence: ${line}\n`);
-  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, { report });
+  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, { report, gitGuardRecords: join(options.fenceHome, 'git-guard') });
   return {
     sandbox: {
       ...sandbox,

@@ -4,6 +4,7 @@ import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
+import { openGitGuard } from './git-guard';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { makePrivateFolder, writePrivateFile } from './private-data';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
@@ -182,16 +183,17 @@ export function noSandbox(policy: SandboxPolicy): OsSandbox {
  * protected path that does not exist yet, to mount read-only there (git lists no empty
  * folder; each is removed on `close` if still empty).
  */
-export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options: { report?: (line: string) => void } = {}): OsSandbox {
+export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options: { report?: (line: string) => void; gitGuardRecords?: string } = {}): OsSandbox {
   // Named for this process: a later fence takes back the folder of one that was killed (kill -9, a crash).
   const tempDir = makeOwnedTempDirNow('fence-sandbox-');
-  const redirects = gitRedirects(policy);
-  const before = new Set(redirects.filter((path) => existsSync(path)));
   const empty = join(tempDir, '.empty');
   mkdirSync(join(tempDir, 'tmp'), { mode: 0o700 });
   mkdirSync(empty, { mode: 0o500 });
   const placeholders: string[] = [];
   const mounts = sandboxMounts(policy, { tmp: join(tempDir, 'tmp'), empty, placeholders });
+  const gitGuard = guardsGit(policy)
+    ? openGitGuard({ workspace: policy.workspace, protectedPaths: policy.protected, report: options.report ?? (() => undefined), ...(options.gitGuardRecords ? { recordsDir: options.gitGuardRecords } : {}) })
+    : undefined;
   const proxy = Array.isArray(policy.network) ? startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), policy.network) : undefined;
   let started = 0;
   let closed = false;
@@ -218,26 +220,18 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options:
       proxy?.close();
       for (const path of placeholders.reverse()) removeIfEmptyFolder(path);
       rmSync(tempDir, { recursive: true, force: true });
-      for (const path of redirects) {
-        if (before.has(path) || !existsSync(path)) continue;
-        rmSync(path, { force: true, recursive: true });
-        options.report?.(`removed ${path}, which a command in the sandbox wrote: it would have made git take its hooks and config from elsewhere, outside the sandbox`);
-      }
+      gitGuard?.close();
     },
   };
 }
 
 /**
- * Files of the workspace's git folder that point git at another folder for its hooks and
- * config (`commondir`, and `config.worktree`, read as config by repositories that enable it).
- * The sandbox cannot keep them from being created (the git folder must stay writable for
- * commits, and a placeholder would break git), so one that appears during the session is
- * removed when it ends, before any git outside can read it.
+ * Whether the sandbox needs the git guard (`git-guard.ts`): in `workspace-write`, with the
+ * workspace writable, a command could leave git folders, redirects and replaced links there
+ * that no mount can refuse, and they are undone when the session ends.
  */
-function gitRedirects(policy: SandboxPolicy): string[] {
-  if (policy.mode !== 'workspace-write') return [];
-  const git = join(policy.workspace, '.git');
-  return policy.writable.some((root) => isWithin(git, root)) ? ['commondir', 'config.worktree'].map((name) => join(git, name)) : [];
+function guardsGit(policy: SandboxPolicy): boolean {
+  return policy.mode === 'workspace-write' && policy.writable.some((root) => isWithin(policy.workspace, root));
 }
 
 /**

@@ -1,6 +1,8 @@
-import { existsSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CREDENTIAL_STORES } from './credential-stores';
+import { findGitFolders } from './git-folders';
+import { GIT_REDIRECTS } from './git-guard';
 
 /**
  * What the processes a session starts, and the file tools, may touch: the OS sandbox's rules
@@ -58,7 +60,12 @@ export function protectedPaths(workspace: string, gitExists: boolean): string[] 
 /**
  * The protected paths of `workspace` as it is now: with a `.git` folder, its hooks and config;
  * with a `.git` file (a worktree or submodule, pointing at a git folder elsewhere), that file,
- * which could otherwise be pointed at hooks the model wrote; with neither, `.git` itself.
+ * which could otherwise be pointed at hooks the model wrote; with neither, `.git` itself. Then
+ * every other git folder found at any depth (see `findGitFolders`: nested repositories,
+ * submodules' and worktrees' folders, `gitdir:` targets, bare-looking folders) gets the same:
+ * its hooks (an empty placeholder when missing) and its config, its `commondir` and
+ * `config.worktree` when they exist, and each `.git` file. What the walk cannot see, or what
+ * appears during the session, is for the git guard's sweep (`git-guard.ts`).
  */
 export function workspaceProtectedPaths(workspace: string): string[] {
   let gitFolder = false;
@@ -67,23 +74,19 @@ export function workspaceProtectedPaths(workspace: string): string[] {
   } catch {
     // No .git: protected whole, as a .git file is.
   }
-  return [...protectedPaths(workspace, gitFolder), ...(gitFolder ? submoduleGitPaths(join(workspace, '.git', 'modules')) : [])];
+  return [...new Set([...protectedPaths(workspace, gitFolder), ...nestedGitPaths(workspace)])];
 }
 
-/** The hooks and config of the submodules' git folders under `modules` (nested ones too, a few levels deep). */
-function submoduleGitPaths(modules: string, depth = 0): string[] {
-  if (depth > 3) return [];
-  let names: string[];
-  try {
-    names = readdirSync(modules);
-  } catch {
-    return [];
-  }
-  return names.flatMap((name) => {
-    const folder = join(modules, name);
-    if (!existsSync(join(folder, 'HEAD'))) return submoduleGitPaths(folder, depth + 1);
-    return [join(folder, 'hooks'), join(folder, 'config'), ...submoduleGitPaths(join(folder, 'modules'), depth + 1)];
+/** The paths of every git folder of `workspace` that git reads executable configuration from. */
+function nestedGitPaths(workspace: string): string[] {
+  const found = findGitFolders(workspace);
+  const paths = found.folders.flatMap((folder) => {
+    // A worktree's folder takes its hooks and config from the common folder: a placeholder there would only clutter it.
+    const own = folder.kind === 'worktree' ? [] : [join(folder.path, 'hooks')];
+    const present = ['config', ...GIT_REDIRECTS].map((name) => join(folder.path, name)).filter((path) => existsSync(path));
+    return [...own, ...present];
   });
+  return [...paths, ...found.gitFiles.map((file) => file.path)];
 }
 
 /**

@@ -1,0 +1,377 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  watch,
+  writeFileSync,
+  type FSWatcher,
+} from 'node:fs';
+import type { Socket } from 'node:net';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gitFolderRisk } from './git-folder-risk';
+import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders';
+
+/**
+ * The git guard undoes, after a sandboxed session, what the sandbox could not refuse and what
+ * would make git run a program the model wrote once the person runs git on the host: a new
+ * `commondir` or `config.worktree` in any git folder, a new git folder (`git init` in a
+ * sub-folder, a submodule's or worktree's folder, a `.git` file pointing elsewhere) whose
+ * config or hooks could run something, and a protected link (`.git/hooks -> ../githooks`,
+ * `fence.toml -> …`) replaced by a file or folder of the model's.
+ *
+ * It records what exists when the session starts, and sweeps — compares and neutralises — when
+ * it ends, on every ending: `close()` (a normal end, SIGHUP and SIGTERM, which close the
+ * session), a guardian process outside the sandbox that sweeps when fence dies without
+ * closing (SIGKILL, a crash), and the next session in the same folder, which sweeps the
+ * records of dead ones. While the session runs, a watch on each git folder removes a new
+ * `commondir` or `config.worktree` and puts a replaced link back at once.
+ */
+
+/** One git folder as it was at the start. */
+export interface GuardedGitFolder {
+  path: string;
+  /** `commondir` and `config.worktree`, those that existed (they stay). */
+  redirects: string[];
+  /** Whether its `config` existed: if not, one that appears is judged as a new folder's. */
+  hadConfig: boolean;
+}
+
+/** What a session started with, kept until its sweep. */
+export interface GitGuardRecord {
+  workspace: string;
+  /** The fence process whose session this is. */
+  pid: number;
+  folders: GuardedGitFolder[];
+  /** `.git` files that existed. */
+  gitFiles: string[];
+  /** Protected paths that were links, and where they led. */
+  links: { path: string; target: string }[];
+}
+
+/** What a git folder may hold that points git at config or hooks elsewhere. */
+export const GIT_REDIRECTS: readonly string[] = ['commondir', 'config.worktree'];
+
+/** The suffix of what a sweep moves aside. */
+const DISABLED = '.disabled-by-fence';
+
+/** Most git folders watched during a session; the others are swept at the end only. */
+const MAX_WATCHED = 256;
+
+/**
+ * What `workspace` holds now: its git folders and their redirects, its `.git` files, and which
+ * of `protectedPaths` are links.
+ */
+export function recordGitState(workspace: string, protectedPaths: readonly string[]): GitGuardRecord & { truncated: boolean } {
+  const found = findGitFolders(workspace);
+  return {
+    workspace,
+    pid: process.pid,
+    folders: found.folders.map((folder) => ({
+      path: folder.path,
+      redirects: GIT_REDIRECTS.filter((name) => exists(join(folder.path, name))),
+      hadConfig: exists(join(folder.path, 'config')),
+    })),
+    gitFiles: found.gitFiles.map((file) => file.path),
+    links: protectedPaths.flatMap((path) => {
+      const target = linkTarget(path);
+      return target === undefined ? [] : [{ path, target }];
+    }),
+    truncated: found.truncated,
+  };
+}
+
+/**
+ * Compares `workspace` now with `record` and neutralises what would make git run a program
+ * that was not there at the start: removes new `commondir` and `config.worktree` files, puts
+ * replaced links back (what replaced them moved aside), moves aside the config and hooks of
+ * new git folders that could run something (a new repository with harmless config stays),
+ * and renames new `.git` files pointing at a folder that could. One line per change goes to
+ * `report`. Never throws.
+ */
+export function sweepGitState(record: GitGuardRecord, report: (line: string) => void): void {
+  const shown = (path: string) => path;
+  for (const link of record.links) restoreLink(link, shown, report);
+  const known = new Map(record.folders.map((folder) => [folder.path, folder]));
+  const found = findGitFolders(record.workspace);
+  const folders = new Set(found.folders.map((folder) => folder.path));
+  for (const { path } of found.folders) {
+    const before = known.get(path);
+    for (const name of GIT_REDIRECTS) removeRedirect(join(path, name), before, shown, report);
+    if (before?.hadConfig) continue;
+    const risk = gitFolderRisk(path);
+    if (risk !== undefined) disableGitFolder(path, risk, shown, report);
+  }
+  const knownFiles = new Set(record.gitFiles);
+  for (const file of found.gitFiles) {
+    if (knownFiles.has(file.path) || (file.target !== undefined && (folders.has(file.target) || known.has(file.target)))) continue;
+    const target = file.target ?? gitdirTarget(file.path);
+    if (target !== undefined && existsFolder(target) && gitFolderRisk(target) === undefined) continue;
+    moveAside(file.path, (aside) => report(`${shown(file.path)}, written in the sandbox, pointed git at a folder fence cannot vouch for: renamed to ${shown(aside)}; look at it before renaming it back`));
+  }
+}
+
+function removeRedirect(path: string, before: GuardedGitFolder | undefined, shown: (path: string) => string, report: (line: string) => void): void {
+  if (before?.redirects.includes(basename(path)) || !exists(path)) return;
+  try {
+    rmSync(path, { force: true, recursive: true });
+    report(`removed ${shown(path)}, which a command in the sandbox wrote: it would have made git take its hooks and config from elsewhere, outside the sandbox`);
+  } catch {
+    // Gone already.
+  }
+}
+
+function disableGitFolder(folder: string, risk: string, shown: (path: string) => string, report: (line: string) => void): void {
+  const moved: string[] = [];
+  for (const name of ['config', 'hooks']) {
+    if (!exists(join(folder, name))) continue;
+    moveAside(join(folder, name), (aside) => moved.push(shown(aside)));
+  }
+  if (moved.length === 0) return;
+  report(`${shown(folder)} was made in the sandbox and could make git run a program (${risk}): moved to ${moved.join(' and ')}; look at it before moving it back`);
+}
+
+/** Puts the link `path` back to `target` if something else is there, moving that aside. */
+function restoreLink(link: { path: string; target: string }, shown: (path: string) => string, report: (line: string) => void): void {
+  if (linkTarget(link.path) === link.target) return;
+  let aside: string | undefined;
+  if (exists(link.path)) moveAside(link.path, (path) => (aside = path));
+  if (exists(link.path)) return;
+  try {
+    symlinkSync(link.target, link.path);
+  } catch {
+    return;
+  }
+  report(`${shown(link.path)} was a link to ${link.target} that a command in the sandbox replaced: the link is back${aside ? `, and what replaced it is at ${shown(aside)}` : ''}`);
+}
+
+/** Renames `path` to a free `<path>.disabled-by-fence[-n]`, and tells `done` where. */
+function moveAside(path: string, done: (aside: string) => void): void {
+  for (let n = 0; n < 100; n += 1) {
+    const aside = `${path}${DISABLED}${n === 0 ? '' : `-${n}`}`;
+    if (exists(aside)) continue;
+    try {
+      renameSync(path, aside);
+      done(aside);
+    } catch {
+      // Moved or removed meanwhile.
+    }
+    return;
+  }
+}
+
+/**
+ * A session's guard: records the workspace at the start, watches it, and sweeps at `close`.
+ * With `recordsDir` (in fence's data folder, hidden from the sandbox), the record is kept
+ * there (0600) and a guardian process sweeps if fence dies without closing; records of dead
+ * sessions in the same workspace are swept first.
+ */
+export interface GitGuard {
+  /** Stops the watches, sweeps, and lets the guardian go. Idempotent. */
+  close(): void;
+}
+
+/** Options of `openGitGuard`. */
+export interface GitGuardOptions {
+  workspace: string;
+  /** The policy's protected paths: those that are links are put back if replaced. */
+  protectedPaths: readonly string[];
+  /** Where records are kept (made 0700 if missing); without it, no record and no guardian. */
+  recordsDir?: string;
+  report: (line: string) => void;
+}
+
+/** Starts the guard of a session in `workspace` (see `GitGuard`). Never throws. */
+export function openGitGuard(options: GitGuardOptions): GitGuard {
+  const { workspace, report } = options;
+  if (options.recordsDir) sweepLeftBehind(options.recordsDir, workspace, report);
+  const { truncated, ...record } = recordGitState(workspace, options.protectedPaths);
+  if (truncated) {
+    report(`the workspace has more than ${MAX_WALKED_FOLDERS} folders: git folders past them are not looked at by the sandbox's git guard`);
+  }
+  const file = options.recordsDir ? writeRecord(options.recordsDir, record) : undefined;
+  const guardian = file ? startGuardian(file) : undefined;
+  const watchers = watchGitFolders(record, report);
+  let closed = false;
+  return {
+    close() {
+      if (closed) return;
+      closed = true;
+      for (const watcher of watchers) watcher.close();
+      sweepGitState(record, report);
+      if (file) rmSync(file, { force: true });
+      guardian?.done();
+    },
+  };
+}
+
+/** The record file of `pid`'s session in `workspace`: named by a hash of the workspace's real path. */
+export function recordFileOf(recordsDir: string, workspace: string, pid: number): string {
+  return join(recordsDir, `${workspaceKey(workspace)}-${pid}.json`);
+}
+
+function workspaceKey(workspace: string): string {
+  let real = workspace;
+  try {
+    real = realpathSync(workspace);
+  } catch {
+    // Gone: its path as given.
+  }
+  return createHash('sha256').update(real).digest('hex').slice(0, 24);
+}
+
+function writeRecord(recordsDir: string, record: GitGuardRecord): string | undefined {
+  try {
+    mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
+    const file = recordFileOf(recordsDir, record.workspace, record.pid);
+    writeFileSync(file, JSON.stringify(record), { mode: 0o600 });
+    return file;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads a record file; undefined if it is not one. */
+export function readRecord(file: string): GitGuardRecord | undefined {
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as GitGuardRecord;
+    const valid = typeof record.workspace === 'string' && Array.isArray(record.folders) && Array.isArray(record.gitFiles) && Array.isArray(record.links);
+    return valid ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sweeps and removes the records of sessions in `workspace` whose fence is gone. */
+function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: string) => void): void {
+  const prefix = `${workspaceKey(workspace)}-`;
+  let names: string[];
+  try {
+    names = readdirSync(recordsDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.json')) continue;
+    const pid = Number(name.slice(prefix.length, -'.json'.length));
+    if (!Number.isInteger(pid) || pid === process.pid || processExists(pid)) continue;
+    const file = join(recordsDir, name);
+    const record = readRecord(file);
+    if (record) sweepGitState(record, report);
+    rmSync(file, { force: true });
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The script the guardian runs once fence is gone (built beside fence's bundle); undefined
+ * when fence runs from its sources, where no guardian starts.
+ */
+function guardianScript(): string | undefined {
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'git-guard-sweep.cjs');
+  return existsSync(script) ? script : undefined;
+}
+
+/**
+ * A process outside the sandbox, in a session of its own (a closed terminal's SIGHUP does not
+ * reach it), that waits on a pipe from fence: a `done` line lets it go; the pipe's end without
+ * one means fence died unclosed, and it runs the sweep on `file`. While waiting it is a `sh`
+ * (about 1 MB), Node starts only to sweep.
+ */
+function startGuardian(file: string): { done(): void } | undefined {
+  const script = guardianScript();
+  if (!script) return undefined;
+  try {
+    const child = spawn('/bin/sh', ['-c', 'read -r word; [ "$word" = done ] || exec "$0" "$1" "$2"', process.execPath, script, file], {
+      cwd: '/',
+      detached: true,
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
+    child.on('error', () => undefined);
+    child.stdin?.on('error', () => undefined);
+    (child.stdin as Socket | null)?.unref();
+    child.unref();
+    return {
+      done() {
+        child.stdin?.end('done\n');
+      },
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Watches each git folder of `record` (not recursively) and the folders holding its links:
+ * a new `commondir` or `config.worktree` is removed, a replaced link put back, as they appear.
+ */
+function watchGitFolders(record: GitGuardRecord, report: (line: string) => void): FSWatcher[] {
+  const shown = (path: string) => path;
+  const watchers: FSWatcher[] = [];
+  const add = (folder: string, changed: (name: string) => void) => {
+    if (watchers.length >= MAX_WATCHED) return;
+    try {
+      const watcher = watch(folder, { persistent: false }, (_event, name) => {
+        if (typeof name === 'string') changed(name);
+      });
+      watcher.on('error', () => undefined);
+      watchers.push(watcher);
+    } catch {
+      // Too many watches on this machine, or the folder is gone: swept at the end only.
+    }
+  };
+  for (const folder of record.folders) {
+    add(folder.path, (name) => {
+      if (GIT_REDIRECTS.includes(name)) removeRedirect(join(folder.path, name), folder, shown, report);
+    });
+  }
+  for (const link of record.links) {
+    add(dirname(link.path), (name) => {
+      if (name === basename(link.path)) restoreLink(link, shown, report);
+    });
+  }
+  return watchers;
+}
+
+function linkTarget(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function existsFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
