@@ -4,7 +4,8 @@ import type { ToolRunOutcome } from '../tools/run-tool-use';
 import { MarkdownStream } from './markdown-stream';
 import { useWords } from './progress-renderer';
 import { Spinner } from './spinner';
-import { stripAnsi, truncateToWidth, type Style } from './terminal-style';
+import { visibleLine, visibleText } from '../runtime/visible-text';
+import { truncateToWidth, type Style } from './terminal-style';
 
 /** How many lines of a tool's output are shown whole; longer outputs show their head and tail. */
 const SHOWN_OUTPUT_LINES = 10;
@@ -66,7 +67,7 @@ export class ChatView {
 
   /** Shows a warning fence passes on (an SDK's, e.g. a model's deprecation) as one line above the spinner. */
   readonly warn = (line: string): void => {
-    this.printLines([this.style.yellow(`⚠ ${line}`)]);
+    this.printLines([this.style.yellow(`⚠ ${visibleLine(line)}`)]);
   };
 
   /** Starts the spinner with a label (`thinking`, `compacting`). */
@@ -96,7 +97,7 @@ export class ChatView {
         this.#thinking += event.text;
         this.#lastThinking = this.#thinking;
         // Its last words show, dim, at the end of the status line as they come.
-        if (this.#spinner.active) this.#spinner.relabel('thinking', this.style.dim(lastWords(this.#thinking)));
+        if (this.#spinner.active) this.#spinner.relabel('thinking', this.style.dim(visibleLine(lastWords(this.#thinking))));
         break;
       case 'text':
         this.print(this.#markdown.push(event.text));
@@ -107,11 +108,11 @@ export class ChatView {
         this.print(this.#markdown.finish());
         break;
       case 'retry':
-        this.printLines([this.style.yellow(`↻ retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}`)]);
+        this.printLines([this.style.yellow(`↻ retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${visibleLine(event.reason)}`)]);
         break;
       case 'restart':
         this.#markdown.finish();
-        this.printLines([this.style.yellow(`↻ connection lost mid-reply; asking again: ${event.reason}`)]);
+        this.printLines([this.style.yellow(`↻ connection lost mid-reply; asking again: ${visibleLine(event.reason)}`)]);
         break;
       case 'tool_start':
         this.print(this.#markdown.finish());
@@ -128,7 +129,7 @@ export class ChatView {
         this.printLines([this.style.dim(`⋯ older turns summarized to fit the context (up to message ${(event.message.meta?.compaction?.through ?? 0) + 1})`)]);
         break;
       case 'compaction_failed':
-        this.printLines([this.style.yellow(`⋯ no summary (${event.error}); the oldest turns are cut instead`)]);
+        this.printLines([this.style.yellow(`⋯ no summary (${visibleLine(event.error)}); the oldest turns are cut instead`)]);
         break;
     }
   };
@@ -150,19 +151,22 @@ export class ChatView {
     const { style } = this;
     const failed = outcome.result.isError === true;
     const mark = outcome.declined ? style.yellow('✗') : failed ? style.red('✗') : style.green('✓');
-    const words = useWords(use).join(' ');
+    const words = visibleLine(useWords(use).join(' '));
     const status = outcome.declined ? 'declined' : failed ? 'failed' : '';
     const time = outcome.declined ? '' : style.dim(seconds(elapsedMs));
-    const head = [mark, style.bold(outcome.tool), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', time];
+    const head = [mark, style.bold(visibleLine(outcome.tool)), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', time];
     const lines = [head.filter(Boolean).join(' ')];
     if (outcome.declined) return lines;
     return [...lines, ...this.outputLines(outcome.result.output)];
   }
 
-  /** Output lines under a bar, each cut to the width, long outputs folded to head and tail. */
+  /**
+   * Output lines under a bar, each cut to the width, long outputs folded to head and tail. The
+   * output is made visible first (see `visibleText`): it cannot drive the terminal or hide a line.
+   */
   outputLines(output: string): string[] {
     const { style } = this;
-    const text = stripAnsi(output).replace(/\r/g, '').replace(/\n+$/, '');
+    const text = visibleText(output).replace(/\n+$/, '');
     if (!text) return [];
     const all = text.split('\n');
     const bar = style.dim('  │ ');
@@ -174,13 +178,14 @@ export class ChatView {
 
   /** The line of a native call, which the reply's text does not show. */
   #callLine(use: ToolUse): string {
-    const words = useWords(use).join(' ');
-    return `${this.style.cyan('●')} ${this.style.bold(use.tool)}${words ? ` ${truncateToWidth(words, this.width - use.tool.length - 4)}` : ''}`;
+    const words = visibleLine(useWords(use).join(' '));
+    const tool = visibleLine(use.tool);
+    return `${this.style.cyan('●')} ${this.style.bold(tool)}${words ? ` ${truncateToWidth(words, this.width - tool.length - 4)}` : ''}`;
   }
 
   /** The thinking that streamed, folded to one dim line above what follows. */
   #foldThinking(): void {
-    const line = this.#thinking.replace(/\s+/g, ' ').trim();
+    const line = visibleLine(this.#thinking).replace(/\s+/g, ' ').trim();
     this.#thinking = '';
     if (!line) return;
     const note = ' (/thinking shows it)';

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
+import { visibleControls, visibleLine, visibleText } from '../runtime/visible-text';
 import type { ConfirmAnswer, ConfirmRequest, ToolPreview } from '../tools/define-tool';
 import type { ChatView } from './chat-view';
 import { highlighterFor } from './code-highlight';
@@ -105,27 +106,31 @@ export function createConfirmPrompt(options: ConfirmPromptOptions): ConfirmPromp
 
 /** The question for a call: what saying yes does. */
 function questionFor(request: ConfirmRequest, preview: ToolPreview): string {
-  if (preview.kind === 'diff') return `${preview.created ? 'Create' : 'Change'} ${preview.path}?`;
+  if (preview.kind === 'diff') return `${preview.created ? 'Create' : 'Change'} ${visibleLine(preview.path)}?`;
   const name = request.tool.name;
   if (name === 'shell') return 'Run this command?';
   if (name === 'python' || name === 'ptc') return 'Run this code?';
   return `Call ${name}?`;
 }
 
-/** Who asks and why, then the preview (a diff, the code, or a note) unless it is left out. */
+/**
+ * Who asks and why, then the preview (a diff, the code, or a note) unless it is left out. Code
+ * and diffs show every character that will run or be written (see `visibleControls`); notes and
+ * reasons are made visible (see `visibleText`).
+ */
 function describeCall(request: ConfirmRequest, preview: ToolPreview | undefined, view: ChatView): string[] {
   const { style } = view;
   const lines: string[] = [];
-  if (request.reason !== undefined) lines.push(style.yellow(`⚠ policy asks for a yes: ${request.reason}`));
-  if (request.principal !== 'model') lines.push(style.dim(`called by ${request.principal}`));
+  if (request.reason !== undefined) lines.push(style.yellow(`⚠ policy asks for a yes: ${visibleLine(request.reason)}`));
+  if (request.principal !== 'model') lines.push(style.dim(`called by ${visibleLine(request.principal)}`));
   if (!preview) return lines;
   if (preview.kind === 'diff') return [...lines, ...renderFileChange(preview, style, DIFF_LINES).map((line) => `  ${line}`)];
-  if (preview.kind === 'note') return [...lines, style.dim(`  ${preview.text}`)];
+  if (preview.kind === 'note') return [...lines, ...visibleText(preview.text).split('\n').map((line) => style.dim(`  ${line}`))];
   const language = preview.language === 'ptc' ? 'js' : preview.language;
   const highlight = highlighterFor(language, style);
   const code = preview.code.replace(/\n+$/, '').split('\n');
   const bar = style.dim('  ┃ ');
-  const shown = code.slice(0, CODE_LINES).map((line) => bar + highlight.line(line));
+  const shown = code.slice(0, CODE_LINES).map((line) => bar + highlight.line(visibleControls(line)));
   if (code.length > CODE_LINES) shown.push(bar + style.dim(`… ${code.length - CODE_LINES} more lines (e shows them all)`));
   return [...lines, style.dim(`  ${request.tool.name}`), ...shown];
 }

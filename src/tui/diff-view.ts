@@ -1,4 +1,5 @@
 import { structuredPatch } from 'diff';
+import { visibleControls, visibleLine } from '../runtime/visible-text';
 import type { ToolPreview } from '../tools/define-tool';
 import type { Style } from './terminal-style';
 
@@ -10,19 +11,24 @@ export type FileChange = Extract<ToolPreview, { kind: 'diff' }>;
  * new file and its size), then the unified diff with 3 lines of context, additions green,
  * removals red, hunk headers cyan. At most `maxLines` diff lines are shown, then one line says
  * how many more there are. CRLF line breaks are compared as LF: a person reads the text.
+ * Every character that will be written is shown: control characters, escape sequences, a bare
+ * CR and bidirectional controls as visible symbols (see `visibleControls`), so no line can hide
+ * or reorder another; the colours are added after.
  */
 export function renderFileChange(change: FileChange, style: Style, maxLines: number): string[] {
   const before = change.before.replace(/\r\n/g, '\n');
   const after = change.after.replace(/\r\n/g, '\n');
-  if (before === after) return [`${style.bold(change.path)} ${style.dim(change.created ? '(new file, empty)' : '(no change)')}`];
+  const path = visibleLine(change.path);
+  if (before === after) return [`${style.bold(path)} ${style.dim(change.created ? '(new file, empty)' : '(no change)')}`];
   const patch = structuredPatch(change.path, change.path, before, after, undefined, undefined, { context: 3 });
   const lines: string[] = [];
   let added = 0;
   let removed = 0;
   for (const hunk of patch.hunks) {
     lines.push(style.cyan(`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`));
-    for (const line of hunk.lines) {
-      if (line.startsWith('\\')) continue; // "\ No newline at end of file"
+    for (const raw of hunk.lines) {
+      if (raw.startsWith('\\')) continue; // "\ No newline at end of file"
+      const line = visibleControls(raw);
       if (line.startsWith('+')) {
         added += 1;
         lines.push(style.green(line));
@@ -35,7 +41,7 @@ export function renderFileChange(change: FileChange, style: Style, maxLines: num
     }
   }
   const what = change.created ? `new file, ${added} line${added === 1 ? '' : 's'}` : `${style.green(`+${added}`)} ${style.red(`−${removed}`)}`;
-  const header = `${style.bold(change.path)} ${style.dim('(')}${what}${style.dim(')')}`;
+  const header = `${style.bold(path)} ${style.dim('(')}${what}${style.dim(')')}`;
   // A new file has no context worth a hunk header.
   const body = change.created ? lines.slice(1) : lines;
   if (body.length <= maxLines) return [header, ...body];

@@ -2,6 +2,7 @@ import { Lexer, type Tokens } from 'marked';
 import type { Message } from '../conversation/message';
 import { readFenceLine } from '../parse/fence-line';
 import type { SessionInfo } from '../conversation/session-store';
+import { visibleLine, visibleText } from '../runtime/visible-text';
 import { MarkdownStream } from './markdown-stream';
 import { truncateToWidth, type Style } from './terminal-style';
 
@@ -14,7 +15,7 @@ export function conversationOf(log: readonly Message[]): Message[] {
 
 /** Who wrote a message, as the chat names it. */
 function speaker(message: Message): string {
-  if (message.meta?.toolResult) return `${message.meta.isError ? '✗' : '✓'} ${message.meta.tool ?? 'tool'}`;
+  if (message.meta?.toolResult) return `${message.meta.isError ? '✗' : '✓'} ${visibleLine(message.meta.tool ?? 'tool')}`;
   if (message.meta?.compaction) return 'summary';
   if (message.role === 'user') return 'you';
   if (message.role === 'assistant') return 'fence';
@@ -34,7 +35,7 @@ export function briefHistory(log: readonly Message[], style: Style, width: numbe
     const who = speaker(message);
     // A reply that is a code block is shown by its first line of code, not by its fence.
     const first = message.content.split('\n').find((line) => line.trim() && !readFenceLine(line)) ?? '';
-    const text = truncateToWidth(first.trim(), Math.max(10, width - who.length - 4));
+    const text = truncateToWidth(visibleLine(first).trim(), Math.max(10, width - who.length - 4));
     const label = message.role === 'user' ? style.bold(`${who} ›`) : style.dim(`${who} ›`);
     lines.push(`${label} ${message.role === 'user' ? text : style.dim(text)}`);
   }
@@ -43,7 +44,9 @@ export function briefHistory(log: readonly Message[], style: Style, width: numbe
 
 /**
  * The whole conversation for the terminal (`/log`): prompts, replies rendered from markdown,
- * tool results in full, notes and summaries dimmed.
+ * tool results in full, notes and summaries dimmed. Prompts, results and notes are made visible
+ * first (see `visibleText`), replies shown as `MarkdownStream` shows them: nothing of the
+ * conversation can drive the terminal.
  */
 export function fullLog(log: readonly Message[], style: Style, width: number): string {
   const parts: string[] = [];
@@ -53,10 +56,10 @@ export function fullLog(log: readonly Message[], style: Style, width: number): s
       const markdown = new MarkdownStream({ style, width });
       parts.push(`${style.cyan(`${who} ›`)}\n${markdown.push(message.content)}${markdown.finish()}`);
     } else if (message.role === 'user') {
-      parts.push(`${style.bold(`${who} ›`)} ${message.content}\n`);
+      parts.push(`${style.bold(`${who} ›`)} ${visibleText(message.content)}\n`);
     } else {
       const bar = style.dim('│ ');
-      const body = message.content.replace(/\n+$/, '').split('\n').map((line) => bar + line).join('\n');
+      const body = visibleText(message.content).replace(/\n+$/, '').split('\n').map((line) => bar + line).join('\n');
       parts.push(`${style.dim(`${who} ›`)}\n${body}\n`);
     }
   }

@@ -22,6 +22,10 @@ export interface TerminalSession {
   lines(): string[];
   /** Everything the program wrote, escape sequences included. */
   readonly raw: string;
+  /** Every window title the program set (OSC 0 and 2), in order. */
+  readonly titles: readonly string[];
+  /** The data of every clipboard write the program asked for (OSC 52), in order. */
+  readonly clipboardWrites: readonly string[];
   /** Types text as a person would (no Enter unless it is in the text). */
   type(text: string): void;
   /**
@@ -63,6 +67,14 @@ export function startTerminalSession(options: {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd, LANG: 'C.UTF-8', TERM: 'xterm-256color', ...options.env },
   });
   let raw = '';
+  const titles: string[] = [];
+  const clipboardWrites: string[] = [];
+  terminal.onTitleChange((title) => titles.push(title));
+  // xterm.js leaves OSC 52 to an addon: a handler of our own sees each request the program made.
+  terminal.parser.registerOscHandler(52, (data) => {
+    clipboardWrites.push(data);
+    return true;
+  });
   const waiters = new Set<() => void>();
   let pending = Promise.resolve();
   child.onData((data) => {
@@ -111,6 +123,8 @@ export function startTerminalSession(options: {
     get raw() {
       return raw;
     },
+    titles,
+    clipboardWrites,
     type(text) {
       if (alive) child.write(text);
     },
