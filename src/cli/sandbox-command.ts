@@ -71,7 +71,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
     ];
     let failed = 0;
     for (const probe of probes) {
-      const line = sandbox.wrap('bash', ['-c', probe.script], { cwd: workspace.path });
+      const line = sandbox.wrap('bash', ['-c', probe.script], { cwd: workspace.path, terminal: 'none' });
       const run = spawnSync(line.command, line.args, { stdio: 'ignore', timeout: 10_000 });
       const held = run.status === 0;
       if (!held) failed++;

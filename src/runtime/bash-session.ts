@@ -463,7 +463,7 @@ export class BashSession {
     const { cwd, sandbox } = this.options;
     // bash reads each command from the command file, which only fence writes: mounted read-only.
     const binds = this.commandFile ? [{ path: dirname(this.commandFile), writable: false }] : [];
-    const line = sandbox ? sandbox.wrap('bash', BASH_ARGS, { cwd, binds }) : { command: 'bash', args: [...BASH_ARGS] };
+    const line = sandbox ? sandbox.wrap('bash', BASH_ARGS, { cwd, binds, terminal: 'pty' }) : { command: 'bash', args: [...BASH_ARGS] };
     const pty = this.spawn(line.command, line.args, ptyOptions(cwd, this.env));
     let markExited!: () => void;
     const exited = new Promise<void>((resolve) => (markExited = resolve));

@@ -227,7 +227,7 @@ export class McpConnection {
       return new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers } });
     }
     const args = this.config.args ?? [];
-    const line = this.sandbox ? this.sandbox.wrap(this.config.command, args, { cwd: this.cwd }) : { command: this.config.command, args };
+    const line = this.sandbox ? this.sandbox.wrap(this.config.command, args, { cwd: this.cwd, terminal: 'none' }) : { command: this.config.command, args };
     const transport = new StdioClientTransport({
       command: line.command,
       args: line.args,

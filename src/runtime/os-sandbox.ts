@@ -9,6 +9,7 @@ import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { makePrivateFolder, writePrivateFile } from './private-data';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
 import { seatbeltCommand, seatbeltProfile } from './seatbelt';
+import { writeTerminalFilter } from './seccomp';
 
 /**
  * The OS sandbox of a session: every process the session starts (its bash, its Python
@@ -36,14 +37,28 @@ export interface OsSandbox {
   /**
    * The command line that runs `command args` inside the sandbox, in `cwd`; `binds` are extra
    * host paths the process needs at the same place inside (its private files: a command file,
-   * a kernel's folder), writable or not. Without a sandbox, the command as it is.
+   * a kernel's folder), writable or not. `terminal` says what the process needs: `none`
+   * (the default) starts it in a new session with no controlling terminal, so it cannot open
+   * `/dev/tty`, for processes on pipes; `pty` keeps the session of the pty it was spawned on
+   * (the shell's own pty, never the person's terminal). On Linux no process inside may type
+   * into a terminal either way (see `seccomp.ts`). Without a sandbox, the command as it is.
+   * Throws when the sandbox cannot be had as promised (the filter cannot be made here).
    */
-  wrap(command: string, args: readonly string[], options: { cwd: string; binds?: readonly SandboxBind[] }): { command: string; args: string[] };
+  wrap(command: string, args: readonly string[], options: WrapOptions): { command: string; args: string[] };
   /** Removes the temporary folder and the mount points made for paths that did not exist. Idempotent. */
   close(): void;
 }
 
+/** How `OsSandbox.wrap` starts one process. */
+export interface WrapOptions {
+  cwd: string;
+  binds?: readonly SandboxBind[];
+  /** `pty`: the process runs on a pty of its own and keeps it; `none` (default): no controlling terminal. */
+  terminal?: 'pty' | 'none';
+}
+
 /** A host path mounted at the same place inside the sandbox. */
+
 export interface SandboxBind {
   path: string;
   writable: boolean;
@@ -161,9 +176,13 @@ function findOnPath(name: string, path: string): string | undefined {
   return undefined;
 }
 
-/** The namespaces: PID, IPC and mount always; network unless it is allowed; capabilities dropped. */
-function namespaceArgs(network: boolean): string[] {
-  return ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', ...(network ? [] : ['--unshare-net']), '--cap-drop', 'ALL'];
+/**
+ * The namespaces: PID, IPC and mount always; network unless it is allowed; capabilities
+ * dropped; and a new session (no controlling terminal) unless the process keeps its pty.
+ */
+function namespaceArgs(network: boolean, terminal: 'pty' | 'none' = 'none'): string[] {
+  const session = terminal === 'none' ? ['--new-session'] : [];
+  return ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', ...(network ? [] : ['--unshare-net']), '--cap-drop', 'ALL', ...session];
 }
 
 /** The rules of a sandbox that is off: everything may be touched. */
@@ -197,23 +216,42 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options:
   const proxy = Array.isArray(policy.network) ? startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), policy.network) : undefined;
   let started = 0;
   let closed = false;
+  let terminalFilter: string | undefined;
   return {
     kind: 'bubblewrap',
     policy,
     tempDir: join(tempDir, 'tmp'),
     wrap(command, args, options) {
+      // Made once per sandbox, on first use; bwrap reads it from descriptor 9 (see `withFilter`).
+      terminalFilter ??= writeTerminalFilter(tempDir);
       const binds = (options.binds ?? []).flatMap((bind) => [bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path]);
       const network = policy.network === true;
-      const head = [...namespaceArgs(network), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
-      if (!proxy) return { command: bwrap, args: [...head, '--', command, ...args] };
+      const head = [...namespaceArgs(network, options.terminal), '--seccomp', String(FILTER_FD), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
+      if (!proxy) return withFilter(terminalFilter, bwrap, [...head, '--', command, ...args]);
       // The forwarder to the proxy starts first, and the command once it listens.
       const ready = `/tmp/.fence-proxy-ready-${process.pid}-${++started}`;
       const env = Object.entries(proxyEnvironment()).flatMap(([name, value]) => ['--setenv', name, value]);
-      return {
-        command: bwrap,
-        args: [...head, '--ro-bind', proxy.dir, proxy.dir, ...env, '--', 'sh', '-c', WITH_FORWARDER, 'sh', process.execPath, proxy.forwarder, proxy.socket, String(PROXY_PORT), ready, command, ...args],
-      };
+      return withFilter(terminalFilter, bwrap, [
+        ...head,
+        '--ro-bind',
+        proxy.dir,
+        proxy.dir,
+        ...env,
+        '--',
+        'sh',
+        '-c',
+        WITH_FORWARDER,
+        'sh',
+        process.execPath,
+        proxy.forwarder,
+        proxy.socket,
+        String(PROXY_PORT),
+        ready,
+        command,
+        ...args,
+      ]);
     },
+
     close() {
       if (closed) return;
       closed = true;
@@ -223,6 +261,18 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options:
       gitGuard?.close();
     },
   };
+}
+
+/** The descriptor bwrap reads its seccomp filter from. */
+const FILTER_FD = 9;
+
+/**
+ * `bwrap args` started through `/bin/sh`, which opens the filter file on descriptor 9 and
+ * becomes bwrap: node-pty and `child_process` pass no descriptor beyond the standard ones, and
+ * a shell redirection works the same under both. bwrap closes the descriptor once read.
+ */
+function withFilter(filter: string, bwrap: string, args: readonly string[]): { command: string; args: string[] } {
+  return { command: '/bin/sh', args: ['-c', `filter=$1; shift; exec "$@" ${FILTER_FD}< "$filter"`, 'sh', filter, bwrap, ...args] };
 }
 
 /**

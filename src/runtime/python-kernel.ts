@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { OsSandbox } from './os-sandbox';
 import { CellOutput } from './cell-output';
+import { listProcesses } from './process-tree';
 import { kernelEnvironment, kernelScript, makeKernelTempDir, resolveInterpreter } from './python-launch';
 
 /**
@@ -19,7 +20,8 @@ import { kernelEnvironment, kernelScript, makeKernelTempDir, resolveInterpreter 
  *   pipe, and sends `done`; the cell is over when the host has both. Output written between
  *   cells (a background thread) belongs to no cell and is dropped.
  * - A timeout or an abort sends SIGINT to the process group (Python raises KeyboardInterrupt;
- *   variables are kept); if the cell has not ended 2 s later, the group is killed and a new
+ *   variables are kept) — in bubblewrap, to the process groups inside the sandbox, whose
+ *   command runs in a session of its own (no controlling terminal); if the cell has not ended 2 s later, the group is killed and a new
  *   kernel started (`restarted`). A kernel that dies by itself is started anew the same way.
  * - Host tools: the kernel sends `tool_call` messages (any number outstanding, matched by id)
  *   and the host answers each with `onToolCall`'s outcome.
@@ -64,7 +66,7 @@ export interface PythonKernelOptions {
   /** Host tools to define in the kernel's namespace: `name(**kwargs)` and `tools.name(**kwargs)`. */
   toolNames?: readonly string[];
   /** The OS sandbox the kernel runs in, with its temp folder mounted writable (see `OsSandbox`). Absent: none. */
-  sandbox?: Pick<OsSandbox, 'wrap'>;
+  sandbox?: Pick<OsSandbox, 'wrap' | 'kind'>;
 }
 
 export interface CellRunOptions {
@@ -209,7 +211,7 @@ export class PythonKernel {
       sendLine(kernel, JSON.stringify({ type: 'run', id: cell.id, code, sentinel, limit: maxBytes }));
       outcome = await this.waitFor(ended, options.timeoutMs ?? DEFAULT_CELL_TIMEOUT_MS, options.signal);
       if (outcome !== 'met' && kernel.exit === undefined) {
-        signalGroup(kernel.child, 'SIGINT');
+        await interruptCell(kernel.child, this.options.sandbox?.kind === 'bubblewrap');
         if ((await this.waitFor(ended, INTERRUPT_GRACE_MS)) !== 'met') {
           killedReason = `the cell did not stop within ${INTERRUPT_GRACE_MS / 1000} s of an interrupt, so the kernel was killed`;
           await this.kill(kernel);
@@ -252,7 +254,7 @@ export class PythonKernel {
     const config = JSON.stringify({ tools: this.options.toolNames ?? [] });
     const args = ['-u', kernelScript(), config];
     const { cwd, sandbox } = this.options;
-    const line = sandbox ? sandbox.wrap(this.interpreter, args, { cwd, binds: [{ path: this.tempDir, writable: true }] }) : { command: this.interpreter, args };
+    const line = sandbox ? sandbox.wrap(this.interpreter, args, { cwd, binds: [{ path: this.tempDir, writable: true }], terminal: 'none' }) : { command: this.interpreter, args };
     const child = spawn(line.command, line.args, {
       cwd,
       env: kernelEnvironment(this.options.env, this.tempDir, this.options.passEnv),
@@ -357,6 +359,35 @@ export class PythonKernel {
       this.listeners.add(onEvent);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+}
+
+/**
+ * Sends SIGINT to the running cell: to the kernel's process group, or, when the kernel runs in
+ * bubblewrap (`inBubblewrap`), to every process group among its descendants but bwrap's own.
+ * There the kernel is started in a new session inside the sandbox, out of reach of the group
+ * signal, and bwrap itself would end at a SIGINT, taking the kernel with it. Never throws.
+ */
+async function interruptCell(child: ChildProcess, inBubblewrap: boolean): Promise<void> {
+  if (child.pid === undefined) return;
+  if (!inBubblewrap) return signalGroup(child, 'SIGINT');
+  const processes = await listProcesses();
+  const inside = new Set<number>([child.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const info of processes) {
+      if (inside.has(info.pid) || !inside.has(info.ppid)) continue;
+      inside.add(info.pid);
+      grew = true;
+    }
+  }
+  const groups = new Set(processes.filter((info) => inside.has(info.pid) && info.pgid !== child.pid).map((info) => info.pgid));
+  for (const group of groups) {
+    try {
+      process.kill(-group, 'SIGINT');
+    } catch {
+      // the group is already gone
+    }
   }
 }
 

@@ -77,9 +77,10 @@ export interface ToolContext {
   sandbox?: SandboxPolicy;
   /**
    * The command line that runs `command args` in `cwd` inside the session's OS sandbox (see
-   * `OsSandbox.wrap`), for tools that start processes (command tools). Absent: no sandbox.
+   * `OsSandbox.wrap`), for tools that start processes (command tools); `terminal: 'none'` for a
+   * process on pipes, with no controlling terminal. Absent: no sandbox.
    */
-  sandboxCommand?: (command: string, args: readonly string[], options: { cwd: string }) => { command: string; args: string[] };
+  sandboxCommand?: (command: string, args: readonly string[], options: { cwd: string; terminal?: 'pty' | 'none' }) => { command: string; args: string[] };
 }
 
 /** What a call will do, for a person to judge before it runs. */
