@@ -2,6 +2,7 @@ import type { AgentEvent } from '../agent/agent';
 import type { RunStop } from '../agent/run-stop';
 import type { Message, Usage } from '../conversation/message';
 import type { ToolFormat, ToolUse } from '../parse/tool-use';
+import { visibleText } from '../runtime/visible-text';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 
 /**
@@ -79,6 +80,16 @@ export interface StreamJsonWriter {
   event(event: AgentEvent): void;
   /** Writes the `result` line: the same object `jsonResult` prints. */
   result(summary: RunSummary): void;
+}
+
+/**
+ * The final answer as `--output-format text` writes it on stdout, ending with a line break. To a
+ * terminal it is made visible first (see `visibleText`), so the model's answer cannot drive the
+ * terminal; to a pipe or a file it is written exactly as the model wrote it, for scripts.
+ */
+export function textAnswer(answer: string, toTerminal: boolean): string {
+  const text = toTerminal ? visibleText(answer) : answer;
+  return text.endsWith('\n') ? text : `${text}\n`;
 }
 
 /**

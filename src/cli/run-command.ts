@@ -16,7 +16,7 @@ import { agentParts } from '../agent/session-parts';
 import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
 import { resumeTarget } from './resume-target';
-import { createStreamJsonWriter, jsonResult, resultBeforeRun, usageTotals, type OutputFormat, type RunSummary } from './output-format';
+import { createStreamJsonWriter, jsonResult, resultBeforeRun, textAnswer, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
@@ -251,7 +251,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     else if (stream) stream.result(summary);
     // The answer was streamed on stderr: printed again on the same terminal, it would show twice.
     else if (!summary.is_error && !(ending.stop === 'done' && sameTerminal(1, 2))) {
-      process.stdout.write(ending.answer.endsWith('\n') ? ending.answer : `${ending.answer}\n`);
+      process.stdout.write(textAnswer(ending.answer, process.stdout.isTTY === true));
     }
     return EXIT_CODES[ending.stop];
   } finally {

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../agent/agent';
 import type { ToolUse } from '../parse/tool-use';
+import { VisibleTextStream, visibleLine, visibleText } from '../runtime/visible-text';
 
 /** How much of a tool's output the progress display shows (the model gets more). */
 const SHOWN_OUTPUT_LINES = 12;
@@ -7,7 +8,9 @@ const SHOWN_OUTPUT_LINES = 12;
 /**
  * Writes the agent's progress as plain text: the model's thinking (after a `[thinking]` mark,
  * on lines of its own), streamed reply text, each tool run with a short excerpt of its output,
- * retries. Used for stderr in one-shot mode, where stdout is kept for the final answer.
+ * retries. Used for stderr in one-shot mode, where stdout is kept for the final answer. All
+ * text from the model and the tools is made visible first (see `visibleText`), whether stderr is
+ * a terminal or a file that will be shown on one later: it cannot drive the terminal.
  */
 export function createProgressRenderer(out: NodeJS.WritableStream): (event: AgentEvent) => void {
   let atLineStart = true;
@@ -21,43 +24,53 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
   };
   /** Thinking is being written: whatever comes next starts on a line of its own. */
   let thinking = false;
+  /** The thinking or reply text being streamed: a sequence cut between two deltas is held back. */
+  const streamed = new VisibleTextStream();
+  const endStreamed = () => write(streamed.end());
   return (event) => {
     if (thinking && event.type !== 'thinking') {
       thinking = false;
+      endStreamed();
       newline();
     }
     switch (event.type) {
       case 'thinking':
         if (!thinking) {
+          endStreamed();
           newline();
           write('[thinking] ');
           thinking = true;
         }
-        write(event.text);
+        write(streamed.push(event.text));
         break;
       case 'text':
-        write(event.text);
+        write(streamed.push(event.text));
         break;
       case 'reply_end':
+        endStreamed();
         newline();
         break;
       case 'retry':
+        endStreamed();
         newline();
-        write(`[retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}]\n`);
+        write(`[retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${visibleLine(event.reason)}]\n`);
         break;
       case 'restart':
+        endStreamed();
         newline();
-        write(`[connection lost mid-reply; asking again: ${event.reason}]\n`);
+        write(`[connection lost mid-reply; asking again: ${visibleLine(event.reason)}]\n`);
         break;
       case 'tool_start':
+        endStreamed();
         newline();
-        write(`[running ${[event.use.tool, ...useWords(event.use)].join(' ')}]\n`);
+        write(`[running ${visibleLine([event.use.tool, ...useWords(event.use)].join(' '))}]\n`);
         break;
       case 'tool_end': {
-        const lines = event.outcome.result.output.split('\n');
+        const lines = visibleText(event.outcome.result.output).split('\n');
         const shown = lines.slice(0, SHOWN_OUTPUT_LINES).map((line) => `  ${line}`);
         if (lines.length > SHOWN_OUTPUT_LINES) shown.push(`  … (${lines.length - SHOWN_OUTPUT_LINES} more lines)`);
-        const mark = event.outcome.result.isError ? `[${event.outcome.tool} failed]` : `[${event.outcome.tool} done]`;
+        const tool = visibleLine(event.outcome.tool);
+        const mark = event.outcome.result.isError ? `[${tool} failed]` : `[${tool} done]`;
         write(`${shown.join('\n')}\n${mark}\n`);
         break;
       }
@@ -67,7 +80,7 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         break;
       case 'compaction_failed':
         newline();
-        write(`[context: no summary (${event.error}); the oldest turns are cut instead]\n`);
+        write(`[context: no summary (${visibleLine(event.error)}); the oldest turns are cut instead]\n`);
         break;
       case 'turn':
         break;

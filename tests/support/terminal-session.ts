@@ -44,7 +44,7 @@ export interface TerminalSession {
  * LANG, TERM) in its environment. Its output feeds an xterm.js headless terminal, so tests read
  * the screen a person would see: what was overwritten is gone, what stayed is there. With
  * `stdoutTo`, fence's stdout goes to that file instead, as `fence … > file` typed in the
- * terminal would; stdin and stderr stay the terminal.
+ * terminal would; stdin and stderr stay the terminal. With `stderrTo`, the same for stderr.
  */
 export function startTerminalSession(options: {
   args: string[];
@@ -53,12 +53,14 @@ export function startTerminalSession(options: {
   cols?: number;
   rows?: number;
   stdoutTo?: string;
+  stderrTo?: string;
 }): TerminalSession {
   const cols = options.cols ?? 100;
   const rows = options.rows ?? 40;
   const terminal = new Terminal({ cols, rows, scrollback: 2000, allowProposedApi: true });
   const command = [process.execPath, FENCE_BIN, ...options.args];
-  const [file, ...args] = options.stdoutTo === undefined ? command : ['/bin/sh', '-c', 'out="$1"; shift; exec "$@" > "$out"', 'sh', options.stdoutTo, ...command];
+  const redirected = options.stdoutTo === undefined ? command : ['/bin/sh', '-c', 'out="$1"; shift; exec "$@" > "$out"', 'sh', options.stdoutTo, ...command];
+  const [file, ...args] = options.stderrTo === undefined ? redirected : ['/bin/sh', '-c', 'err="$1"; shift; exec "$@" 2> "$err"', 'sh', options.stderrTo, ...redirected];
   const child = pty.spawn(file ?? process.execPath, args, {
     cols,
     rows,
