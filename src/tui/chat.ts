@@ -12,6 +12,7 @@ import type { ResolvedModel } from '../llm/models';
 import type { Provider, ReasoningLevel } from '../llm/provider';
 import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat } from '../parse/tool-use';
+import { visibleLine, visibleText } from '../runtime/visible-text';
 import type { ToolContext } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
 import { ChatView } from './chat-view';
@@ -73,7 +74,9 @@ export function historyPath(home: string): string {
  * anything else (Enter too) goes on without its configuration, Ctrl-C leaves.
  */
 async function askTrust(question: NonNullable<ChatSetup['trustQuestion']>, view: ChatView, editor: LineEditor, style: ReturnType<typeof createStyle>): Promise<'yes' | 'no' | 'interrupt'> {
-  view.printLines([...question.lines.slice(0, -1), style.bold(question.lines[question.lines.length - 1] ?? '')]);
+  // The lines quote the folder's own configuration (commands, names): shown, never acted on by the terminal.
+  const lines = question.lines.map(visibleText);
+  view.printLines([...lines.slice(0, -1), style.bold(lines[lines.length - 1] ?? '')]);
   const input = await editor.read(`${style.cyan('trust it?')} [y/N] `);
   if (input.kind === 'interrupt') return 'interrupt';
   return input.kind === 'line' && /^\s*y(es)?\s*$/i.test(input.text) ? 'yes' : 'no';
@@ -203,7 +206,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     setImmediate(() => void warmUp(agentModel.provider, agentModel.model));
     for (const prompt of setup.prompts) {
       if (sessionController.signal.aborted) break;
-      view.printLines([`${style.bold('›')} ${prompt}`]);
+      view.printLines([`${style.bold('›')} ${visibleText(prompt)}`]);
       await runPrompt(prompt);
     }
 
@@ -313,9 +316,9 @@ function endLines(
   style: ReturnType<typeof createStyle>,
 ): string[] {
   const lines: string[] = [];
-  if (outcome.status === 'error') lines.push(style.red(`✗ ${outcome.error}`));
+  if (outcome.status === 'error') lines.push(style.red(`✗ ${visibleText(outcome.error)}`));
   else if (outcome.status === 'max_turns') lines.push(style.yellow('■ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
-  else if (outcome.status === 'stopped') lines.push(style.yellow(`■ stopped: ${outcome.reason}`));
+  else if (outcome.status === 'stopped') lines.push(style.yellow(`■ stopped: ${visibleLine(outcome.reason)}`));
   else if (outcome.status === 'aborted') lines.push(style.yellow('■ interrupted · the conversation is kept'));
   const usage = sessionUsage(store.log, config.models, store.undone);
   const cost = usage.costUsd === undefined ? '' : ` · ${dollars(usage.costUsd)}`;

@@ -1,4 +1,5 @@
 import type { MarkedToken, Token, Tokens } from 'marked';
+import { visibleControls } from '../runtime/visible-text';
 import { stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal-style';
 
 /**
@@ -7,20 +8,12 @@ import { stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal
  * tokens or cells, the style and the width; control characters of the text come out as symbols.
  */
 
-// C0 controls but tab and line feed, DEL and C1 controls: they could move the cursor or start
-// an escape sequence, so they are shown as visible symbols instead.
-const CONTROL_TEST = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
-const CONTROL_ALL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-function controlPicture(char: string): string {
-  const code = char.charCodeAt(0);
-  if (code < 0x20) return String.fromCharCode(0x2400 + code);
-  return code === 0x7f ? '\u2421' : '\ufffd';
-}
-
-/** The text with control characters (tab aside) replaced by visible symbols such as `␛`. */
+/**
+ * The text with control characters (tab aside), escape sequences, a bare CR and bidirectional
+ * controls shown as visible symbols such as `␛` (see `visibleControls`).
+ */
 export function sanitize(text: string): string {
-  return CONTROL_TEST.test(text) ? text.replace(CONTROL_ALL, controlPicture) : text;
+  return visibleControls(text);
 }
 
 const ENTITY = /&(?:amp|lt|gt|quot|apos|nbsp|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});/g;

@@ -219,11 +219,12 @@ export class MarkdownStream {
 
   /**
    * The end of the line still being written (at most `TAIL_CHARS` characters), as one line of
-   * plain text — control characters and runs of blank space as single spaces — for a status
-   * line to show while a long line has not been rendered yet. `''` between lines.
+   * plain text — control characters, bidirectional controls and runs of blank space as single
+   * spaces — for a status line to show while a long line has not been rendered yet. `''`
+   * between lines.
    */
   get tail(): string {
-    return this.#tail.replace(/[\x00-\x20\x7f-\x9f]+/g, ' ').trimStart();
+    return this.#tail.replace(/[\x00-\x20\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]+/g, ' ').trimStart();
   }
 
   /**

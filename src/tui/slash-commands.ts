@@ -10,6 +10,7 @@ import { isReasoningLevel, modelInfo, REASONING_LEVELS, resolveReasoning, unsent
 import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolUse } from '../parse/tool-use';
+import { visibleLine, visibleText } from '../runtime/visible-text';
 import { runToolUse } from '../tools/run-tool-use';
 import type { ChatView } from './chat-view';
 import { dollars, sessionUsage, shortCount } from './session-usage';
@@ -139,7 +140,7 @@ function undo(ctx: ChatCommandContext, argument: string): CommandOutcome {
   const files = ctx.session.restoreFiles?.(from) ?? { restored: [], failed: [] };
   const lines = [style.dim(`Took back ${count === 1 ? 'the last prompt' : `${count} prompts`} (${removed.length} messages). The prompt is back in the input line.`)];
   if (files.restored.length > 0) lines.push(style.dim(`Put back ${describeFiles(ctx, files.restored)} as ${files.restored.length === 1 ? 'it was' : 'they were'} before.`));
-  for (const failure of files.failed) lines.push(style.yellow(`Could not put back ${relativeTo(ctx.workspace, failure.path)}: ${failure.reason}.`));
+  for (const failure of files.failed) lines.push(style.yellow(`Could not put back ${relativeTo(ctx.workspace, failure.path)}: ${visibleLine(failure.reason)}.`));
   const shell = removed.some((m) => m.meta?.toolResult && SHELL_LIKE.has(String(m.meta.tool)));
   if (shell) lines.push(style.dim('What its shell commands and Python cells changed stays as it is.'));
   ctx.view.printLines(lines);
@@ -155,9 +156,10 @@ function describeFiles(ctx: ChatCommandContext, paths: readonly string[]): strin
   return paths.length > 5 ? `${shown.join(', ')} and ${paths.length - 5} more` : shown.join(', ');
 }
 
+/** The path as shown: workspace-relative when inside it, on one line of visible text (the model names files). */
 function relativeTo(workspace: string, path: string): string {
   const inside = relative(workspace, path);
-  return inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : path;
+  return visibleLine(inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : path);
 }
 
 function tokens(ctx: ChatCommandContext): void {
@@ -233,7 +235,7 @@ function reasoningSource(explicit: string | undefined, current: string | undefin
 function thinking(ctx: ChatCommandContext): void {
   const { style } = ctx.view;
   const text = ctx.view.lastThinking.trim();
-  ctx.view.printLines(text ? [style.dim(text)] : [style.dim('No thinking shown yet in this chat.')]);
+  ctx.view.printLines(text ? [style.dim(visibleText(text))] : [style.dim('No thinking shown yet in this chat.')]);
 }
 
 function tools(ctx: ChatCommandContext): void {

