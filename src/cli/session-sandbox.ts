@@ -5,6 +5,7 @@ import type { SandboxConfig } from '../config/config';
 import { configHome } from '../config/paths';
 import { sessionOutputsDir } from '../conversation/session-store';
 import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../runtime/os-sandbox';
+import { sandboxResourceLimits } from '../runtime/sandbox-resource-limits';
 import { DENIED_IN_HOME, workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
@@ -48,7 +49,11 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
   const made = mkdirSync(outputs, { recursive: true, mode: 0o700 });
   const report = (line: string) => process.stderr.write(`fence: ${line}\n`);
-  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, { report, gitGuardRecords: join(options.fenceHome, 'git-guard') });
+  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, {
+        report,
+        gitGuardRecords: join(options.fenceHome, 'git-guard'),
+        limits: sandboxResourceLimits(options.config),
+      });
   return {
     sandbox: {
       ...sandbox,

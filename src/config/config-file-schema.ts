@@ -190,10 +190,13 @@ function buildSchemas(): ConfigFileSchemas {
     writable: stringArray().optional(),
     deny_read: stringArray().optional(),
     network: z
-      .union([z.boolean(), z.array(z.string().regex(/^[A-Za-z0-9.*-]+(:\d+)?$/))], {
-        error: expected('true, false, or an array of host names such as ["registry.npmjs.org"]'),
+      .union([z.boolean(), z.array(z.string().regex(/^(private:)?([A-Za-z0-9.*-]+|\[[0-9A-Fa-f:.]+\])(:\d+)?$/))], {
+        error: expected('true, false, or an array of hosts such as ["registry.npmjs.org", "*.pythonhosted.org", "github.com:443", "private:git.corp.example"]'),
       })
       .optional(),
+    max_processes: positiveInt.optional(),
+    max_memory_mb: positiveInt.optional(),
+    max_file_mb: positiveInt.optional(),
     pass_env: arrayOf(
       text.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: expected('an environment variable name such as GITHUB_TOKEN') }),
       'an array of environment variable names',

@@ -182,6 +182,14 @@ export interface ConfigFile {
   providers?: ProvidersConfig;
 }
 
+/**
+ * The limits inside the sandbox when the configuration sets none: enough for a parallel build
+ * (processes count threads too: a JVM or a linker has dozens), low enough that a fork bomb
+ * stops at a few thousand tasks, one process cannot take all of a machine's memory, and one
+ * file cannot fill a disk.
+ */
+export const DEFAULT_SANDBOX_LIMITS = { maxProcesses: 2048, maxMemoryMb: 8192, maxFileMb: 4096 } as const;
+
 /** How strict each sandbox mode is: a project may choose a stricter one than the user's, not a looser one. */
 export const SANDBOX_MODE_NAMES = ['off', 'workspace-write', 'read-only'] as const;
 
@@ -196,6 +204,12 @@ export interface SandboxFileConfig {
   network?: boolean | string[];
   /** Variables the shell and the Python kernel get although they look like credentials (honoured from the user's file only). */
   pass_env?: string[];
+  /** Most processes alive at once in each sandboxed process tree. */
+  max_processes?: number;
+  /** Most memory (data segment and private writable mappings) of each process inside, in MiB. */
+  max_memory_mb?: number;
+  /** Largest file a process inside may write, in MiB. */
+  max_file_mb?: number;
 }
 
 /**
@@ -211,5 +225,9 @@ export interface SandboxConfig {
   network: boolean | string[];
   /** `pass_env` of the user's file: a project's is ignored (see `childEnvironment`). */
   passEnv: string[];
+  /** The limits the files set (absent: the defaults of `sandboxLimits`); a project's only where lower than the user's. */
+  maxProcesses?: number;
+  maxMemoryMb?: number;
+  maxFileMb?: number;
   ignored: string[];
 }

@@ -11,6 +11,7 @@ import {
   BUILTIN_TOOL_NAMES,
   OCCASIONAL_TOOL_NAMES,
   DEFAULT_PTC_CONFIG,
+  DEFAULT_SANDBOX_LIMITS,
   type CommandToolConfig,
   type ConfigFile,
   type McpServerConfig,
@@ -233,7 +234,12 @@ function mergeSandbox(user: SandboxFileConfig, project: SandboxFileConfig): Sand
   if (project.network !== undefined) {
     const wanted = project.network;
     if (wanted === false) network = false;
-    else if (userNetwork === true) network = wanted;
+    else if (userNetwork === true && wanted !== true) {
+      // The whole network reaches public addresses only: a project's private: or address entries would reach further.
+      network = wanted.filter((host) => !reachesPrivate(host));
+      const refused = wanted.filter(reachesPrivate);
+      if (refused.length > 0) ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] network: ${refused.join(', ')} ignored: only your own config.toml can open this machine or a private network`);
+    } else if (userNetwork === true) network = wanted;
     else if (userNetwork === false || wanted === true) {
       ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] network ignored: a project cannot open more of the network than your own config.toml does`);
     } else {
@@ -248,8 +254,28 @@ function mergeSandbox(user: SandboxFileConfig, project: SandboxFileConfig): Sand
     denyRead: [...(user.deny_read ?? []), ...(project.deny_read ?? [])],
     network,
     passEnv: [...(user.pass_env ?? [])],
+    ...tighterLimit('maxProcesses', user.max_processes, project.max_processes, 'max_processes', ignored),
+    ...tighterLimit('maxMemoryMb', user.max_memory_mb, project.max_memory_mb, 'max_memory_mb', ignored),
+    ...tighterLimit('maxFileMb', user.max_file_mb, project.max_file_mb, 'max_file_mb', ignored),
     ignored,
   };
+}
+
+/** A host entry that may reach this machine or a private network: `private:…`, or an address. */
+function reachesPrivate(entry: string): boolean {
+  return entry.toLowerCase().startsWith('private:') || entry.startsWith('[') || /^[\d.]+(:\d+)?$/.test(entry);
+}
+
+/**
+ * One limit of `[sandbox]`: the user's, or the project's where it is lower (a project may
+ * tighten a limit, not loosen it; against no user value it is compared with the default,
+ * `DEFAULT_SANDBOX_LIMITS`). A project's higher value is noted in `ignored`.
+ */
+function tighterLimit<K extends string>(key: K, user: number | undefined, project: number | undefined, name: string, ignored: string[]): { [P in K]?: number } {
+  const current = user ?? DEFAULT_SANDBOX_LIMITS[key as keyof typeof DEFAULT_SANDBOX_LIMITS];
+  if (project !== undefined && project <= current) return { [key]: project } as { [P in K]?: number };
+  if (project !== undefined) ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] ${name} = ${project} ignored: a project can lower a limit, not raise it`);
+  return user === undefined ? {} : ({ [key]: user } as { [P in K]?: number });
 }
 
 /** A project's tools or servers with `sandbox = false` taken back (noted in `ignored`): only the user's file can take one out. */

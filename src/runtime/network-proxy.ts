@@ -1,14 +1,19 @@
+import { lookup } from 'node:dns/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
+import type { NetworkDecision, NetworkRules } from './network-rules';
 
 /**
- * The network of a sandbox that may reach only some hosts. Inside, there is no network but
- * loopback; an HTTP proxy in fence's own process, outside, listens on a Unix socket that is
- * mounted into the sandbox, and lets through only requests to the allowed hosts: `CONNECT
- * host:port` for HTTPS and anything tunnelled, plain `http://` requests forwarded. In each
- * sandboxed process tree a small forwarder (run with fence's own Node) listens on
+ * The network of a sandbox that may reach only some hosts, or every host (`network = true`).
+ * Inside, there is no network but loopback; an HTTP proxy in fence's own process, outside,
+ * listens on a Unix socket that is mounted into the sandbox, and lets through only what the
+ * `NetworkRules` allow: `CONNECT host:port` for HTTPS and anything tunnelled, plain `http://`
+ * requests forwarded. It resolves each name once, asks the rules about every address, and
+ * connects to the address it checked, never looking the name up again (a second answer could
+ * point elsewhere); a plain request goes out with a `Host` header naming the host it was sent
+ * to. In each sandboxed process tree a small forwarder (run with fence's own Node) listens on
  * `127.0.0.1:3128` inside and passes each connection to that socket, and `HTTP_PROXY`,
  * `HTTPS_PROXY` (and their lower-case forms) point there. Programs that honour those
  * variables — curl, wget, git, pip, npm, Python's urllib and requests, Go — go through it;
@@ -27,27 +32,18 @@ export interface NetworkProxy {
   close(): void;
 }
 
-/**
- * Whether `host` (and `port`) is allowed by `allowed`: an entry `example.com` allows that
- * host on any port, `*.example.com` its subdomains (not itself), `example.com:443` that port only.
- * Host names compare without case.
- */
-export function hostAllowed(allowed: readonly string[], host: string, port: number): boolean {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return allowed.some((entry) => {
-    const [pattern = '', only] = entry.toLowerCase().split(':');
-    if (only !== undefined && Number(only) !== port) return false;
-    if (pattern.startsWith('*.')) return name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1;
-    return name === pattern;
-  });
-}
+/** How the proxy finds the addresses of a name: all of them, IPv4 and IPv6. */
+export type ResolveHost = (host: string) => Promise<string[]>;
+
+const resolveWithSystem: ResolveHost = async (host) => (await lookup(host, { all: true, verbatim: true })).map((found) => found.address);
 
 /**
- * Starts the proxy for `allowed` hosts, with its socket and forwarder in `dir` (an empty folder
- * fence owns). The socket exists when this returns (a Unix socket is bound at once); a later
- * failure of the server only means no connection gets through.
+ * Starts the proxy for `rules`, with its socket and forwarder in `dir` (an empty folder fence
+ * owns). The socket exists when this returns (a Unix socket is bound at once); a later failure
+ * of the server only means no connection gets through. `resolve` finds a name's addresses (the
+ * system's resolver by default).
  */
-export function startNetworkProxy(dir: string, allowed: readonly string[]): NetworkProxy {
+export function startNetworkProxy(dir: string, rules: NetworkRules, resolve: ResolveHost = resolveWithSystem): NetworkProxy {
   const socket = join(dir, 'proxy.sock');
   const forwarder = join(dir, 'forward.cjs');
   writeFileSync(forwarder, FORWARDER, { mode: 0o444 });
@@ -56,28 +52,10 @@ export function startNetworkProxy(dir: string, allowed: readonly string[]): Netw
     open.add(s);
     s.on('close', () => open.delete(s));
   };
-  const server: Server = createServer((req, res) => forward(req, res, allowed));
+  const admit = (host: string, port: number) => admitTarget(rules, resolve, host, port);
+  const server: Server = createServer((req, res) => void forward(req, res, admit));
   server.on('connection', track);
-  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
-    const target = splitHostPort(req.url ?? '', 443);
-    if (!target || !hostAllowed(allowed, target.host, target.port)) {
-      client.end(refusal(target?.host ?? req.url ?? ''));
-      return;
-    }
-    const upstream = connect(target.port, target.host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client).pipe(upstream);
-    });
-    track(upstream);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
-    client.on('error', end);
-    client.on('close', end);
-  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => void tunnel(req, client, head, admit, track));
   server.on('error', () => undefined);
   server.listen(socket);
   server.unref();
@@ -92,14 +70,65 @@ export function startNetworkProxy(dir: string, allowed: readonly string[]): Netw
   };
 }
 
+/** Where a connection to `host:port` may go: the checked address, or the refusal. */
+type Admission = { address: string } | { refusal: string; status: number };
+
+/**
+ * Asks the rules about `host` on `port`: first the name, then (resolved once) every address
+ * it has; gives the first address, the one to connect to.
+ */
+async function admitTarget(rules: NetworkRules, resolve: ResolveHost, host: string, port: number): Promise<Admission> {
+  const name = host.replace(/^\[(.*)\]$/, '$1');
+  if (!rules.hostAllowed(name, port)) return { refusal: refusalText({ allowed: false, rule: 'host', host: name }), status: 403 };
+  let addresses: string[];
+  try {
+    addresses = isIP(name) ? [name] : await resolve(name);
+  } catch {
+    return { refusal: `fence sandbox proxy: cannot find the address of ${name}\n`, status: 502 };
+  }
+  const decision = rules.decide(name, port, addresses);
+  const address = addresses[0];
+  if (!decision.allowed || address === undefined) return { refusal: refusalText(decision.allowed ? { allowed: false, rule: 'address', host: name } : decision), status: 403 };
+  return { address };
+}
+
+/** A `CONNECT host:port` tunnel: opened to the checked address when the rules allow it. */
+async function tunnel(req: IncomingMessage, client: Socket, head: Buffer, admit: (host: string, port: number) => Promise<Admission>, track: (s: Socket) => void): Promise<void> {
+  client.on('error', () => client.destroy());
+  const target = splitHostPort(req.url ?? '', 443);
+  const admission = target ? await admit(target.host, target.port) : { refusal: refusalText({ allowed: false, rule: 'host', host: req.url ?? '' }), status: 403 };
+  if (!target || 'refusal' in admission) {
+    if ('refusal' in admission) client.end(refusalResponse(admission.status, admission.refusal));
+    return;
+  }
+  const upstream = connect(target.port, admission.address, () => {
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(client).pipe(upstream);
+  });
+  track(upstream);
+  const end = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
+  client.on('error', end);
+  client.on('close', end);
+}
+
 /** The lines that put a sandboxed process's traffic through the proxy. */
 export function proxyEnvironment(): Record<string, string> {
   const url = `http://127.0.0.1:${PROXY_PORT}`;
   return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, NO_PROXY: 'localhost,127.0.0.1', no_proxy: 'localhost,127.0.0.1' };
 }
 
-/** A plain `http://` request through the proxy: forwarded when its host is allowed. */
-function forward(req: IncomingMessage, res: ServerResponse, allowed: readonly string[]): void {
+/**
+ * A plain `http://` request through the proxy: forwarded to the checked address when the
+ * rules allow its host, with `Host` naming that host (whatever the client sent: a server
+ * choosing its site by `Host` must not be asked for one the rules never saw), and without the
+ * headers meant for the proxy.
+ */
+async function forward(req: IncomingMessage, res: ServerResponse, admit: (host: string, port: number) => Promise<Admission>): Promise<void> {
   let url: URL;
   try {
     url = new URL(req.url ?? '');
@@ -108,11 +137,16 @@ function forward(req: IncomingMessage, res: ServerResponse, allowed: readonly st
     return;
   }
   const port = Number(url.port || 80);
-  if (url.protocol !== 'http:' || !hostAllowed(allowed, url.hostname, port)) {
-    res.writeHead(403, { 'content-type': 'text/plain' }).end(refusalText(url.hostname));
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const admission = url.protocol === 'http:' ? await admit(host, port) : { refusal: refusalText({ allowed: false, rule: 'host', host }), status: 403 };
+  if ('refusal' in admission) {
+    res.writeHead(admission.status, { 'content-type': 'text/plain' }).end(admission.refusal);
     return;
   }
-  const upstream = httpRequest({ host: url.hostname, port, path: `${url.pathname}${url.search}`, method: req.method, headers: req.headers }, (answer) => {
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: url.host };
+  delete headers['proxy-authorization'];
+  delete headers['proxy-connection'];
+  const upstream = httpRequest({ host: admission.address, port, path: `${url.pathname}${url.search}`, method: req.method, headers }, (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.headers);
     answer.pipe(res);
   });
@@ -126,13 +160,16 @@ function splitHostPort(text: string, fallback: number): { host: string; port: nu
   return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port: match[2] ? Number(match[2]) : fallback };
 }
 
-function refusalText(host: string): string {
-  return `fence sandbox: ${host} is not among the hosts this session may reach ([sandbox] network)\n`;
+/** The line a refused request gets, naming the host (and the address it was refused for). */
+function refusalText(decision: Exclude<NetworkDecision, { allowed: true }>): string {
+  if (decision.rule === 'host') return `fence sandbox: ${decision.host} is not among the hosts this session may reach ([sandbox] network)\n`;
+  const where = decision.address ? ` resolves to ${decision.address}, an address of this machine or of a private network` : ' has no address';
+  return `fence sandbox: ${decision.host}${where}; list it as "private:${decision.host}" in [sandbox] network to reach it\n`;
 }
 
-function refusal(host: string): string {
-  const text = refusalText(host);
-  return `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;
+function refusalResponse(status: number, text: string): string {
+  const reason = status === 403 ? 'Forbidden' : 'Bad Gateway';
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;
 }
 
 /**

@@ -4,6 +4,8 @@ import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
+import { networkRules } from './network-rules';
+import { limitedCommand, sandboxResourceLimits, type SandboxResourceLimits } from './sandbox-resource-limits';
 import { openGitGuard } from './git-guard';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { makePrivateFolder, writePrivateFile } from './private-data';
@@ -15,8 +17,8 @@ import { writeTerminalFilter } from './seccomp';
  * The OS sandbox of a session: every process the session starts (its bash, its Python
  * kernel, command tools, stdio MCP servers) runs inside it, with the session's
  * `SandboxPolicy` enforced by the kernel rather than by reading command text. On Linux it is
- * bubblewrap (`bwrap`): new mount, PID and IPC namespaces, and a network namespace with no
- * interface but loopback when the network is off.
+ * bubblewrap (`bwrap`): new mount, PID, IPC and network namespaces (no interface but
+ * loopback; with the network on, fence's proxy is the way out).
  *
  * Inside, `/` is mounted read-only and `/dev` and `/proc` are fresh; the workspace and the
  * other writable paths are mounted writable over it, the protected paths read-only again over
@@ -115,7 +117,7 @@ function findSupport(env: NodeJS.ProcessEnv, cacheFile: string | undefined): San
   }
   const stamp = probeStamp(path);
   if (cacheFile && stamp && readProbe(cacheFile) === stamp) return { kind: 'bubblewrap', path };
-  const probe = spawnSync(path, [...namespaceArgs(false), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], {
+  const probe = spawnSync(path, [...namespaceArgs(), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'true'], {
     encoding: 'utf8',
     timeout: 10_000,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -177,12 +179,15 @@ function findOnPath(name: string, path: string): string | undefined {
 }
 
 /**
- * The namespaces: PID, IPC and mount always; network unless it is allowed; capabilities
- * dropped; and a new session (no controlling terminal) unless the process keeps its pty.
+ * The namespaces: PID, IPC, mount and network always (with the network on, the sandbox
+ * reaches out through fence's proxy only: sharing the host's network namespace would open its
+ * abstract Unix sockets — X11's, D-Bus's, containerd's — which no mount can hide);
+ * capabilities dropped; and a new session (no controlling terminal) unless the process keeps
+ * its pty.
  */
-function namespaceArgs(network: boolean, terminal: 'pty' | 'none' = 'none'): string[] {
+function namespaceArgs(terminal: 'pty' | 'none' = 'none'): string[] {
   const session = terminal === 'none' ? ['--new-session'] : [];
-  return ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', ...(network ? [] : ['--unshare-net']), '--cap-drop', 'ALL', ...session];
+  return ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-cgroup-try', '--unshare-net', '--cap-drop', 'ALL', ...session];
 }
 
 /** The rules of a sandbox that is off: everything may be touched. */
@@ -202,7 +207,11 @@ export function noSandbox(policy: SandboxPolicy): OsSandbox {
  * protected path that does not exist yet, to mount read-only there (git lists no empty
  * folder; each is removed on `close` if still empty).
  */
-export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options: { report?: (line: string) => void; gitGuardRecords?: string } = {}): OsSandbox {
+export function bubblewrapSandbox(
+  policy: SandboxPolicy,
+  bwrap: string,
+  options: { report?: (line: string) => void; gitGuardRecords?: string; limits?: SandboxResourceLimits } = {},
+): OsSandbox {
   // Named for this process: a later fence takes back the folder of one that was killed (kill -9, a crash).
   const tempDir = makeOwnedTempDirNow('fence-sandbox-');
   const empty = join(tempDir, '.empty');
@@ -213,7 +222,8 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options:
   const gitGuard = guardsGit(policy)
     ? openGitGuard({ workspace: policy.workspace, protectedPaths: policy.protected, report: options.report ?? (() => undefined), ...(options.gitGuardRecords ? { recordsDir: options.gitGuardRecords } : {}) })
     : undefined;
-  const proxy = Array.isArray(policy.network) ? startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), policy.network) : undefined;
+  const proxy = policy.network === false ? undefined : startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), networkRules(policy.network));
+  const limits = options.limits ?? sandboxResourceLimits({});
   let started = 0;
   let closed = false;
   let terminalFilter: string | undefined;
@@ -225,9 +235,9 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options:
       // Made once per sandbox, on first use; bwrap reads it from descriptor 9 (see `withFilter`).
       terminalFilter ??= writeTerminalFilter(tempDir);
       const binds = (options.binds ?? []).flatMap((bind) => [bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path]);
-      const network = policy.network === true;
-      const head = [...namespaceArgs(network, options.terminal), '--seccomp', String(FILTER_FD), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
-      if (!proxy) return withFilter(terminalFilter, bwrap, [...head, '--', command, ...args]);
+      const limited = limitedCommand(limits, command, args);
+      const head = [...namespaceArgs(options.terminal), '--seccomp', String(FILTER_FD), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
+      if (!proxy) return withFilter(terminalFilter, bwrap, [...head, '--', ...limited]);
       // The forwarder to the proxy starts first, and the command once it listens.
       const ready = `/tmp/.fence-proxy-ready-${process.pid}-${++started}`;
       const env = Object.entries(proxyEnvironment()).flatMap(([name, value]) => ['--setenv', name, value]);
@@ -247,8 +257,7 @@ export function bubblewrapSandbox(policy: SandboxPolicy, bwrap: string, options:
         proxy.socket,
         String(PROXY_PORT),
         ready,
-        command,
-        ...args,
+        ...limited,
       ]);
     },
 
@@ -294,7 +303,7 @@ function guardsGit(policy: SandboxPolicy): boolean {
  * writable paths nothing can create them).
  */
 export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; empty: string; placeholders: string[] }): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...hostTmpNeeded(), ...runFolder(policy.network === true)];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...hostTmpNeeded(), ...runFolder()];
   const writable = policy.mode === 'workspace-write' ? policy.writable : [];
   for (const path of writable) if (existsSync(path)) args.push('--bind', path, path);
   const pinned = new Set<string>();
@@ -380,14 +389,13 @@ function fenceFolder(): string | undefined {
 /**
  * `/run` replaced by an empty folder: it holds the host's Unix sockets — Docker's, D-Bus's, a
  * database's, the user's runtime folder with its agents — which a read-only mount would not
- * stop a process from connecting to, and some of which are a way out of any sandbox. With the
- * network on, the resolver's folder is mounted back (on many systems `/etc/resolv.conf` points
- * into it). `/run/shm` stays a link to `/dev/shm`.
+ * stop a process from connecting to, and some of which are a way out of any sandbox. No
+ * resolver is needed inside: the proxy finds the addresses of names, outside. `/run/shm`
+ * stays a link to `/dev/shm`.
  */
-function runFolder(network: boolean): string[] {
+function runFolder(): string[] {
   if (!existsSync('/run')) return [];
-  const resolver = '/run/systemd/resolve';
-  return ['--tmpfs', '/run', '--symlink', '/dev/shm', '/run/shm', ...(network && existsSync(resolver) ? ['--ro-bind', resolver, resolver] : [])];
+  return ['--tmpfs', '/run', '--symlink', '/dev/shm', '/run/shm'];
 }
 
 /** The folders strictly between `root` and `path` (inside it), outermost first. */

@@ -121,7 +121,7 @@ cache_write_per_mtok = 0
       config: { sandbox: { mode: 'read-only', writable: ['~/scratch'], denyRead: ['~/private'], network: ['registry.npmjs.org'], passEnv: [], ignored: [] } },
     });
     expect(await projectError('[sandbox]\nmode = "none"\n')).toBe('fence.toml: sandbox.mode: expected "workspace-write", "read-only" or "off", got "none"');
-    expect(await projectError('[sandbox]\nnetwork = "yes"\n')).toMatch(/^fence\.toml: sandbox\.network: expected true, false, or an array of host names/);
+    expect(await projectError('[sandbox]\nnetwork = "yes"\n')).toMatch(/^fence\.toml: sandbox\.network: expected true, false, or an array of hosts/);
     expect(await projectError('[sandbox]\nallow = true\n')).toBe('fence.toml: sandbox: unknown key "allow" (known keys: mode, writable, deny_read, network, pass_env)');
     expect(await projectError('[tools.t]\ndescription = "d"\ncommand = ["t"]\nsandbox = "no"\n')).toBe('fence.toml: tools.t.sandbox: expected true or false, got "no"');
   });
