@@ -1,6 +1,7 @@
 import { loadConfig } from '../config/config';
 import { trustNotice } from '../config/trust';
 import type { McpServerConfig } from '../config/config-schema';
+import { visibleLine, visibleText } from '../runtime/visible-text';
 import { createMcpTools } from '../tools/mcp-tool';
 import { connectMcpServers, mcpToolCacheDir } from './mcp-servers';
 import { resolveWorkspace } from './workspace';
@@ -44,12 +45,13 @@ export async function mcpListCommand(options: McpListOptions = {}): Promise<numb
   const started = await connectMcpServers(loaded.config.mcpServers, workspace.path, { dir: mcpToolCacheDir(options.env), refresh: true });
   try {
     const blocks = started.map((server) => {
-      const head = `${server.name} (${transportText(server.config)})`;
-      if (!server.listed) return [head, `  did not start: ${server.error ?? 'unknown error'}`.replace(/\n/g, '\n    ')];
+      // Names, descriptions and errors come from the configuration and the servers: shown, never acted on by the terminal.
+      const head = visibleLine(`${server.name} (${transportText(server.config)})`);
+      if (!server.listed) return [head, `  did not start: ${visibleText(server.error ?? 'unknown error')}`.replace(/\n/g, '\n    ')];
       const tools = createMcpTools(server.name, server.config, server.connection, server.listed);
       if (tools.length === 0) return [head, '  (no tools)'];
       const width = Math.max(...tools.map((tool) => tool.name.length));
-      return [head, ...tools.map((tool) => `  ${tool.name.padEnd(width)}  ${tool.description}`)];
+      return [head, ...tools.map((tool) => `  ${visibleLine(tool.name.padEnd(width))}  ${visibleText(tool.description)}`)];
     });
     out(`${blocks.map((lines) => lines.join('\n')).join('\n\n')}\n`);
     return started.some((server) => server.listed) ? 0 : 1;

@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/config-schema';
 import type { OsSandbox } from './os-sandbox';
+import { visibleText } from './visible-text';
 
 /** Seconds a call (and start-up, and listing) may take when the server's config names no `timeout`. */
 export const DEFAULT_MCP_TIMEOUT_SECONDS = 60;
@@ -278,12 +279,13 @@ export class McpConnection {
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
     if (code === 'ENOENT' && 'command' in this.config) return `server ${this.name}: command "${this.config.command}" not found`;
     if (code === 'EACCES' && 'command' in this.config) return `server ${this.name}: command "${this.config.command}" cannot be run (permission denied)`;
-    return `server ${this.name} failed ${when}: ${errorText(error)}${quoted}`;
+    return `server ${this.name} failed ${when}: ${visibleText(errorText(error))}${quoted}`;
   }
 
+  /** The last lines of the server's stderr, made visible: messages quote them, and they reach the terminal. */
   private stderrTail(): string {
     const lines = this.stderr.split('\n').map((line) => line.trimEnd()).filter((line) => line !== '');
-    return lines.slice(-STDERR_TAIL_LINES).join('\n');
+    return visibleText(lines.slice(-STDERR_TAIL_LINES).join('\n'));
   }
 }
 
