@@ -1,0 +1,114 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { gitFolderRisk } from '../../src/runtime/git-folder-risk';
+import { findGitFolders } from '../../src/runtime/git-folders';
+import { openGitGuard, recordFileOf, recordGitState } from '../../src/runtime/git-guard';
+
+/** The git guard on real folders and real git: what it finds, what it judges, what it undoes. */
+
+let root: string;
+let workspace: string;
+
+beforeEach(() => {
+  root = mkdtempSync('/var/tmp/fence-git-guard-test-');
+  workspace = join(root, 'work');
+  execFileSync('git', ['init', '-q', workspace]);
+});
+
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+
+describe('findGitFolders', () => {
+  it('finds git folders at any depth: nested, submodules, worktrees, gitdir targets, bare-looking folders', () => {
+    git(workspace, 'commit', '-q', '--allow-empty', '-m', 'start', '--author', 'T <t@example.com>');
+    execFileSync('git', ['init', '-q', join(workspace, 'a', 'b', 'nested')]);
+    mkdirSync(join(workspace, '.git', 'modules'));
+    git(workspace, 'init', '-q', '--separate-git-dir=.git/modules/lib', 'lib');
+    git(workspace, 'worktree', 'add', '-q', '--detach', 'tree');
+    git(workspace, 'init', '-q', '--bare', 'bare.git');
+    const found = findGitFolders(workspace);
+    const kinds = Object.fromEntries(found.folders.map((folder) => [folder.path.slice(workspace.length + 1), folder.kind]));
+    expect(kinds).toEqual({
+      '.git': 'dot-git',
+      '.git/modules/lib': 'module',
+      '.git/worktrees/tree': 'worktree',
+      'a/b/nested/.git': 'dot-git',
+      'bare.git': 'bare',
+    });
+    expect(found.gitFiles.map((file) => file.path).sort()).toEqual([join(workspace, 'lib', '.git'), join(workspace, 'tree', '.git')]);
+    expect(found.truncated).toBe(false);
+  });
+
+  it('stops after its cap of folders and says so', () => {
+    for (let i = 0; i < 5; i++) mkdirSync(join(workspace, `d${i}`));
+    expect(findGitFolders(workspace, 3).truncated).toBe(true);
+  });
+});
+
+describe('gitFolderRisk', () => {
+  it('leaves a new repository with harmless config alone', () => {
+    const project = join(workspace, 'new');
+    execFileSync('git', ['init', '-q', project]);
+    git(project, 'config', 'user.name', 'Someone');
+    git(project, 'remote', 'add', 'origin', 'https://example.com/x.git');
+    expect(gitFolderRisk(join(project, '.git'))).toBeUndefined();
+  });
+
+  it('names a config key that could run a program, an include, or a hook', () => {
+    const project = join(workspace, 'new');
+    execFileSync('git', ['init', '-q', project]);
+    const gitFolder = join(project, '.git');
+    git(project, 'config', 'core.fsmonitor', 'touch ran');
+    expect(gitFolderRisk(gitFolder)).toBe('config sets core.fsmonitor');
+    git(project, 'config', '--unset', 'core.fsmonitor');
+    git(project, 'config', 'include.path', '../elsewhere');
+    expect(gitFolderRisk(gitFolder)).toBe('config sets include.path');
+    git(project, 'config', '--unset', 'include.path');
+    writeFileSync(join(gitFolder, 'hooks', 'post-checkout'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(gitFolderRisk(gitFolder)).toBe('hooks/post-checkout');
+  });
+
+  it('counts a config git cannot read as a risk', () => {
+    const project = join(workspace, 'new');
+    execFileSync('git', ['init', '-q', project]);
+    writeFileSync(join(project, '.git', 'config'), '[core\nbroken');
+    expect(gitFolderRisk(join(project, '.git'))).toBe('config git cannot read');
+  });
+});
+
+describe('openGitGuard', () => {
+  it('removes a new commondir as soon as it appears, during the session', async () => {
+    let reported!: (line: string) => void;
+    const line = new Promise<string>((resolve) => (reported = resolve));
+    const guard = openGitGuard({ workspace, protectedPaths: [], report: (text) => reported(text) });
+    try {
+      writeFileSync(join(workspace, '.git', 'commondir'), '../elsewhere\n');
+      expect(await line).toContain(`removed ${join(workspace, '.git', 'commondir')}`);
+      expect(existsSync(join(workspace, '.git', 'commondir'))).toBe(false);
+    } finally {
+      guard.close();
+    }
+  });
+
+  it('sweeps the record of a fence that died, at the next start in that folder, and keeps its own record until it closes', () => {
+    const records = join(root, 'records');
+    mkdirSync(records);
+    const dead = spawnSync('true').pid as number;
+    const { truncated: _truncated, ...record } = recordGitState(workspace, []);
+    writeFileSync(recordFileOf(records, workspace, dead), JSON.stringify({ ...record, pid: dead }));
+    execFileSync('git', ['init', '-q', join(workspace, 'sub')]);
+    git(join(workspace, 'sub'), 'config', 'core.pager', 'touch ran');
+    const lines: string[] = [];
+    const guard = openGitGuard({ workspace, protectedPaths: [], recordsDir: records, report: (text) => lines.push(text) });
+    expect(lines).toEqual([expect.stringContaining('could make git run a program (config sets core.pager)')]);
+    expect(existsSync(join(workspace, 'sub', '.git', 'config.disabled-by-fence'))).toBe(true);
+    expect(readdirSync(records)).toEqual([`${recordFileOf(records, workspace, process.pid).split('/').at(-1)}`]);
+    guard.close();
+    expect(readdirSync(records)).toEqual([]);
+  });
+});
