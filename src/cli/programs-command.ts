@@ -29,6 +29,7 @@ import {
   type SavedProgram,
 } from '../ptc/saved-programs';
 import { findTrace, type ProgramTrace } from '../ptc/trace';
+import { visibleControls, visibleLine } from '../runtime/visible-text';
 import { resolveWorkspace } from './workspace';
 import { colorEnabled, createStyle } from '../tui/terminal-style';
 
@@ -236,7 +237,7 @@ export function listProgramsCommand(options: ProgramsOptions): number {
     const { status, suggestion } = standingOf(program, roots, offered);
     if (suggestion) suggestions.push(`${label}: ${suggestion}`);
     const tests = `${record.tests.length} test${record.tests.length === 1 ? '' : 's'}`;
-    out(`${label.padEnd(24)} ${status.padEnd(18)} ${program.scope.padEnd(8)} ${tests.padEnd(8)} ${record.intent ?? ''}`.trimEnd());
+    out(`${label.padEnd(24)} ${status.padEnd(18)} ${program.scope.padEnd(8)} ${tests.padEnd(8)} ${visibleLine(record.intent ?? '')}`.trimEnd());
   }
   if (suggestions.length > 0) {
     out();
@@ -287,7 +288,7 @@ export function showProgramCommand(ref: string, options: ProgramsOptions): numbe
   }
   if (standing.suggestion) out(standing.suggestion);
   if (record.revokedAt) out(`revoked ${when(record.revokedAt)}`);
-  out(`intent: ${record.intent ?? '(none)'}`);
+  out(`intent: ${visibleLine(record.intent ?? '(none)')}`);
   out(`calls: ${record.tools.join(', ') || 'no tools'}`);
   out('parameters:');
   if (signature.parameters.length === 0) out('  (none)');
@@ -300,7 +301,8 @@ export function showProgramCommand(ref: string, options: ProgramsOptions): numbe
   }
   out();
   out('code:');
-  program.code.replace(/\n$/, '').split('\n').forEach((line, i) => out(`  ${String(i + 1).padStart(3)} | ${line}`));
+  // The code a person approves: every character shown, none acted on by the terminal.
+  program.code.replace(/\n$/, '').split('\n').forEach((line, i) => out(`  ${String(i + 1).padStart(3)} | ${visibleControls(line)}`));
   return 0;
 }
 
@@ -327,7 +329,7 @@ export async function diffProgramCommand(ref: string, other: string | undefined,
   const [a, b] = older.record.version <= newer.record.version ? [older, newer] : [newer, older];
   const style = createStyle(colorEnabled(process.stdout));
   out(`${programLabel(a.record)} → ${programLabel(b.record)}`);
-  if (a.record.intent !== b.record.intent) out(`intent: ${a.record.intent ?? '(none)'} → ${b.record.intent ?? '(none)'}`);
+  if (a.record.intent !== b.record.intent) out(`intent: ${visibleLine(a.record.intent ?? '(none)')} → ${visibleLine(b.record.intent ?? '(none)')}`);
   if (a.record.tools.join() !== b.record.tools.join()) out(`calls: ${a.record.tools.join(', ')} → ${b.record.tools.join(', ')}`);
   const { renderFileChange } = await import('../tui/diff-view');
   const lines = renderFileChange({ kind: 'diff', path: `${name}.js`, before: a.code, after: b.code, created: false }, style, 10_000);

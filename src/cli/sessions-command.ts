@@ -3,6 +3,7 @@ import { fenceHome } from '../config/paths';
 import type { Message } from '../conversation/message';
 import { findSession, listSessions, type SessionSummary } from '../conversation/session-store';
 import type { ModelInfo } from '../llm/model-info';
+import { visibleLine, visibleText } from '../runtime/visible-text';
 import { dollars, sessionUsage, shortCount } from '../tui/session-usage';
 
 /** Width a listing is cut to when stdout is not a terminal. */
@@ -44,8 +45,8 @@ export function listSessionsCommand(): number {
 
 /** What a session is about, on one line: its name when it was given one besides its id, else its first prompt. */
 function about(session: SessionSummary): string {
-  if (session.name && session.name !== session.id) return session.name;
-  return session.firstPrompt === undefined ? '(no prompt yet)' : session.firstPrompt.replace(/\s+/g, ' ').trim();
+  if (session.name && session.name !== session.id) return visibleLine(session.name);
+  return session.firstPrompt === undefined ? '(no prompt yet)' : visibleLine(session.firstPrompt).replace(/\s+/g, ' ').trim();
 }
 
 /** `text`, cut to `width` characters with an ellipsis. */
@@ -88,7 +89,7 @@ export function showSessionCommand(id: string, options: ShowSessionOptions = {})
   }
   const { info, log, undone } = found;
   const out = process.stdout;
-  const name = info.name && info.name !== info.id ? ` · name ${info.name}` : '';
+  const name = info.name && info.name !== info.id ? ` · name ${visibleLine(info.name)}` : '';
   out.write(`session ${info.id}${name} · model ${info.model} · workspace ${info.workspace}\n`);
   out.write(`${spending(log, undone, info.workspace)}\n`);
   for (const [index, message] of log.entries()) {
@@ -100,7 +101,8 @@ export function showSessionCommand(id: string, options: ShowSessionOptions = {})
     const label = message.meta?.toolResult ? `result of ${message.meta.tool ?? 'tool'}${message.meta.isError ? ' (error)' : ''}` : message.role;
     const usage = message.meta?.usage;
     const tokens = usage ? ` · ${usage.inputTokens} in / ${usage.outputTokens} out${usage.estimated ? ' (estimated)' : ''}` : '';
-    out.write(`\n── ${label} · ${message.timestamp}${tokens}\n${message.content}\n`);
+    // What the model and its tools wrote: shown, never acted on by the terminal.
+    out.write(`\n── ${visibleLine(label)} · ${message.timestamp}${tokens}\n${visibleText(message.content)}\n`);
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 import { fenceHome } from '../config/paths';
 import { findTrace, listTraces, type ProgramTrace, type TraceCall, type TraceDecision } from '../ptc/trace';
+import { visibleLine, visibleText } from '../runtime/visible-text';
 
 /** `fence trace list`: one line a program run, newest first. Returns the exit code. */
 export function listTracesCommand(): number {
@@ -10,7 +11,7 @@ export function listTracesCommand(): number {
   }
   for (const { trace } of traces) {
     const status = trace.ok ? 'ok' : `failed (${trace.error?.kind ?? 'error'})`;
-    const intent = trace.intent ? `  ${trace.intent}` : '';
+    const intent = trace.intent ? `  ${visibleLine(trace.intent)}` : '';
     process.stdout.write(`${trace.id}  ${trace.createdAt.slice(0, 16).replace('T', ' ')}  ${status}  ${trace.calls.length} call${trace.calls.length === 1 ? '' : 's'}${intent}\n`);
   }
   return 0;
@@ -23,7 +24,8 @@ export function showTraceCommand(id: string): number {
     process.stderr.write(`fence: ${found.error}\n`);
     return 1;
   }
-  process.stdout.write(formatTrace(found.trace, found.path));
+  // The program's code, output and errors came from the model and its tools: shown, never acted on by the terminal.
+  process.stdout.write(visibleText(formatTrace(found.trace, found.path)));
   return 0;
 }
 

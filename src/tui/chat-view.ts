@@ -118,7 +118,7 @@ export class ChatView {
         this.print(this.#markdown.finish());
         this.#toolStarted = Date.now();
         if (event.use.format === 'tool') this.printLines([this.#callLine(event.use)]);
-        this.busy(`running ${event.use.tool}`);
+        this.busy(`running ${visibleLine(event.use.tool)}`);
         break;
       case 'tool_end':
         this.#spinner.stop();

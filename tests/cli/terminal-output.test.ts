@@ -32,6 +32,35 @@ describe('one-shot text output', () => {
     expect(run.stderr).not.toMatch(LIVE);
     // A script reading stdout gets the answer byte for byte.
     expect(run.stdout).toBe(answer);
+
+    const id = /^session (\S+)/m.exec(run.stderr)?.[1] ?? '';
+    const shown = await runFence(['sessions', 'show', id], { cwd: dirs.workspace, env: cli.env() });
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toContain('second line');
+    expect(shown.stdout).not.toMatch(LIVE);
+  });
+
+  it('shows a program run\'s output, intent and code in fence trace and fence programs without their escape sequences', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    writeFileSync(join(dirs.workspace, 'notes.txt'), HOSTILE_NOTES);
+    const program = '```ptc\n// intent: show the notes\x1b]0;pwned\x07\nprint(await read({ path: "notes.txt" })); // \x1b[2K\r\n```\n';
+    server.reply((r) => r.text(program)).reply((r) => r.text('Shown.'));
+    expect((await runFence(['-n', '-m', 'openai/gpt-test', 'show the notes'], { cwd: dirs.workspace, env: cli.env() })).exitCode).toBe(0);
+
+    const list = await runFence(['trace', 'list'], { cwd: dirs.workspace, env: cli.env() });
+    const id = list.stdout.split(/\s/)[0] ?? '';
+    const shown = await runFence(['trace', 'show', id], { cwd: dirs.workspace, env: cli.env() });
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toContain('second line');
+    expect(shown.stdout).not.toMatch(LIVE);
+
+    expect((await runFence(['programs', 'save', 'show_notes'], { cwd: dirs.workspace, env: cli.env() })).exitCode).toBe(0);
+    for (const command of [['programs', 'list'], ['programs', 'show', 'show_notes']]) {
+      const run = await runFence(command, { cwd: dirs.workspace, env: cli.env() });
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toContain('show the notes');
+      expect(run.stdout).not.toMatch(LIVE);
+    }
   });
 
   it('writes the answer to a terminal without letting it set the title or the clipboard', { timeout: 60_000 }, async () => {
