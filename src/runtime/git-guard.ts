@@ -99,49 +99,48 @@ export function recordGitState(workspace: string, protectedPaths: readonly strin
  * `report`. Never throws.
  */
 export function sweepGitState(record: GitGuardRecord, report: (line: string) => void): void {
-  const shown = (path: string) => path;
-  for (const link of record.links) restoreLink(link, shown, report);
+  for (const link of record.links) restoreLink(link, report);
   const known = new Map(record.folders.map((folder) => [folder.path, folder]));
   const found = findGitFolders(record.workspace);
   const folders = new Set(found.folders.map((folder) => folder.path));
   for (const { path } of found.folders) {
     const before = known.get(path);
-    for (const name of GIT_REDIRECTS) removeRedirect(join(path, name), before, shown, report);
+    for (const name of GIT_REDIRECTS) removeRedirect(join(path, name), before, report);
     if (before?.hadConfig) continue;
     const risk = gitFolderRisk(path);
-    if (risk !== undefined) disableGitFolder(path, risk, shown, report);
+    if (risk !== undefined) disableGitFolder(path, risk, report);
   }
   const knownFiles = new Set(record.gitFiles);
   for (const file of found.gitFiles) {
     if (knownFiles.has(file.path) || (file.target !== undefined && (folders.has(file.target) || known.has(file.target)))) continue;
     const target = file.target ?? gitdirTarget(file.path);
     if (target !== undefined && existsFolder(target) && gitFolderRisk(target) === undefined) continue;
-    moveAside(file.path, (aside) => report(`${shown(file.path)}, written in the sandbox, pointed git at a folder fence cannot vouch for: renamed to ${shown(aside)}; look at it before renaming it back`));
+    moveAside(file.path, (aside) => report(`${file.path}, written in the sandbox, pointed git at a folder fence cannot vouch for: renamed to ${aside}; look at it before renaming it back`));
   }
 }
 
-function removeRedirect(path: string, before: GuardedGitFolder | undefined, shown: (path: string) => string, report: (line: string) => void): void {
+function removeRedirect(path: string, before: GuardedGitFolder | undefined, report: (line: string) => void): void {
   if (before?.redirects.includes(basename(path)) || !exists(path)) return;
   try {
     rmSync(path, { force: true, recursive: true });
-    report(`removed ${shown(path)}, which a command in the sandbox wrote: it would have made git take its hooks and config from elsewhere, outside the sandbox`);
+    report(`removed ${path}, which a command in the sandbox wrote: it would have made git take its hooks and config from elsewhere, outside the sandbox`);
   } catch {
     // Gone already.
   }
 }
 
-function disableGitFolder(folder: string, risk: string, shown: (path: string) => string, report: (line: string) => void): void {
+function disableGitFolder(folder: string, risk: string, report: (line: string) => void): void {
   const moved: string[] = [];
   for (const name of ['config', 'hooks']) {
     if (!exists(join(folder, name))) continue;
-    moveAside(join(folder, name), (aside) => moved.push(shown(aside)));
+    moveAside(join(folder, name), (aside) => moved.push(aside));
   }
   if (moved.length === 0) return;
-  report(`${shown(folder)} was made in the sandbox and could make git run a program (${risk}): moved to ${moved.join(' and ')}; look at it before moving it back`);
+  report(`${folder} was made in the sandbox and could make git run a program (${risk}): moved to ${moved.join(' and ')}; look at it before moving it back`);
 }
 
 /** Puts the link `path` back to `target` if something else is there, moving that aside. */
-function restoreLink(link: { path: string; target: string }, shown: (path: string) => string, report: (line: string) => void): void {
+function restoreLink(link: { path: string; target: string }, report: (line: string) => void): void {
   if (linkTarget(link.path) === link.target) return;
   let aside: string | undefined;
   if (exists(link.path)) moveAside(link.path, (path) => (aside = path));
@@ -151,7 +150,7 @@ function restoreLink(link: { path: string; target: string }, shown: (path: strin
   } catch {
     return;
   }
-  report(`${shown(link.path)} was a link to ${link.target} that a command in the sandbox replaced: the link is back${aside ? `, and what replaced it is at ${shown(aside)}` : ''}`);
+  report(`${link.path} was a link to ${link.target} that a command in the sandbox replaced: the link is back${aside ? `, and what replaced it is at ${aside}` : ''}`);
 }
 
 /** Renames `path` to a free `<path>.disabled-by-fence[-n]`, and tells `done` where. */
@@ -200,13 +199,13 @@ export function openGitGuard(options: GitGuardOptions): GitGuard {
   }
   const file = options.recordsDir ? writeRecord(options.recordsDir, record) : undefined;
   const guardian = file ? startGuardian(file) : undefined;
-  const watchers = watchGitFolders(record, report);
+  const watching = watchGitFolders(record, report);
   let closed = false;
   return {
     close() {
       if (closed) return;
       closed = true;
-      for (const watcher of watchers) watcher.close();
+      watching.close();
       sweepGitState(record, report);
       if (file) rmSync(file, { force: true });
       guardian?.done();
@@ -318,13 +317,18 @@ function startGuardian(file: string): { done(): void } | undefined {
   }
 }
 
+/** How long after a change of the root's index the sweep runs: one sweep for a burst of git commands. */
+const SWEEP_AFTER_INDEX_MS = 200;
+
 /**
  * Watches each git folder of `record` (not recursively) and the folders holding its links:
  * a new `commondir` or `config.worktree` is removed, a replaced link put back, as they appear.
+ * When the workspace's own index changes (`git add` of a nested repository makes it a
+ * submodule, which a `git status` at the root enters), the whole sweep runs, shortly after.
  */
-function watchGitFolders(record: GitGuardRecord, report: (line: string) => void): FSWatcher[] {
-  const shown = (path: string) => path;
+function watchGitFolders(record: GitGuardRecord, report: (line: string) => void): { close(): void } {
   const watchers: FSWatcher[] = [];
+  let sweep: NodeJS.Timeout | undefined;
   const add = (folder: string, changed: (name: string) => void) => {
     if (watchers.length >= MAX_WATCHED) return;
     try {
@@ -337,17 +341,30 @@ function watchGitFolders(record: GitGuardRecord, report: (line: string) => void)
       // Too many watches on this machine, or the folder is gone: swept at the end only.
     }
   };
+  const rootGit = join(record.workspace, '.git');
   for (const folder of record.folders) {
     add(folder.path, (name) => {
-      if (GIT_REDIRECTS.includes(name)) removeRedirect(join(folder.path, name), folder, shown, report);
+      if (GIT_REDIRECTS.includes(name)) removeRedirect(join(folder.path, name), folder, report);
+      if (folder.path === rootGit && name === 'index' && sweep === undefined) {
+        sweep = setTimeout(() => {
+          sweep = undefined;
+          sweepGitState(record, report);
+        }, SWEEP_AFTER_INDEX_MS);
+        sweep.unref();
+      }
     });
   }
   for (const link of record.links) {
     add(dirname(link.path), (name) => {
-      if (name === basename(link.path)) restoreLink(link, shown, report);
+      if (name === basename(link.path)) restoreLink(link, report);
     });
   }
-  return watchers;
+  return {
+    close() {
+      if (sweep) clearTimeout(sweep);
+      for (const watcher of watchers) watcher.close();
+    },
+  };
 }
 
 function linkTarget(path: string): string | undefined {

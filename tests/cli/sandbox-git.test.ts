@@ -186,6 +186,27 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     expectSwept(`${killed.stderr}\n${next.stderr}`);
   }, 180_000);
 
+  it('a nested repository added to the index during the session is disabled while the session still runs', async () => {
+    firstCommit(rig());
+    script(rig(), [block('shell', `git init -q evil && git -C evil config core.fsmonitor '${fsmonitor(rig())}' && git -C evil commit -q --allow-empty -m sub && git add evil`)]);
+    rig().server.reply((reply) => reply.hang());
+    const run = fence(rig());
+    // Another terminal's git status at the root would enter the new submodule: wait for fence to say it was disabled.
+    await new Promise<void>((resolve) => {
+      let said = '';
+      run.stderr?.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+        if (said.includes(`${join(rig().workspace, 'evil', '.git')} was made in the sandbox`)) resolve();
+      });
+    });
+    const during = gitRunsModelCode(rig(), [rig().workspace]);
+    process.kill(run.pid as number, 'SIGTERM');
+    await run;
+
+    expect(during).toBe(false);
+    expect(gitRunsModelCode(rig(), [rig().workspace, join(rig().workspace, 'evil')])).toBe(false);
+  }, 120_000);
+
   it('a .git/hooks that is a link, replaced by a folder with a planted hook', async () => {
     firstCommit(rig());
     const shared = join(rig().workspace, 'githooks');
