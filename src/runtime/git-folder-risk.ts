@@ -19,6 +19,7 @@ const HARMLESS_KEYS = new Set([
   'core.ignorecase',
   'core.precomposeunicode',
   'core.symlinks',
+  'core.worktree',
   'core.autocrlf',
   'core.eol',
   'core.safecrlf',
