@@ -43,13 +43,13 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
     if (options.auto) {
       return { error: `no OS sandbox: ${support.reason}. To fix it: ${support.fix}. An --auto run needs one; give --sandbox off to run it without (the model then has your full access)` };
     }
-    return { sandbox: noSandbox(policy), warning: `fence: no OS sandbox (${support.reason}): commands run with your full access. To fix it: ${support.fix}; --sandbox off silences this` };
+    return { sandbox: noSandbox({ ...policy, replaced: replacedHostFolders('none') }), warning: `fence: no OS sandbox (${support.reason}): commands run with your full access. To fix it: ${support.fix}; --sandbox off silences this` };
   }
   // Mounted readable at spawn, so made now; taken back on close if the session never started.
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
   const made = mkdirSync(outputs, { recursive: true, mode: 0o700 });
   const report = (line: string) => process.stderr.write(`fence: ${line}\n`);
-  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox(policy, support.path, {
+  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox({ ...policy, replaced: replacedHostFolders('bubblewrap') }, support.path, {
         report,
         gitGuardRecords: join(options.fenceHome, 'git-guard'),
         limits: sandboxResourceLimits(options.config),
@@ -63,6 +63,16 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
       },
     },
   };
+}
+
+/**
+ * The host's folders the file tools refuse because the sandbox's processes do not see them
+ * (see `SandboxPolicy.replaced`): under bubblewrap, `/tmp`, `/run` and `/proc`, which it mounts
+ * afresh; without a sandbox, `/proc` still, whose `self` is fence's own process, with the keys
+ * in its environment that the shell's lacks. Seatbelt leaves the Mac's `/tmp` shared.
+ */
+function replacedHostFolders(kind: 'bubblewrap' | 'none'): string[] {
+  return kind === 'bubblewrap' ? ['/tmp', '/run', '/proc'] : ['/proc'];
 }
 
 /**

@@ -30,6 +30,12 @@ export interface SandboxPolicy {
   protected: string[];
   /** `false`: no network; `true`: all of it; a list: only these hosts (through fence's proxy). */
   network: boolean | string[];
+  /**
+   * The host's folders that the sandbox's processes see a fresh one of instead (`/tmp`, `/run`,
+   * `/proc` under bubblewrap): the file tools, which run in fence's own process, refuse them as
+   * well, but for the policy's own paths inside them (a workspace under `/tmp`). Absent: none.
+   */
+  replaced?: string[];
 }
 
 /** What a path allows: writing (and reading), reading only, or nothing. */
@@ -108,9 +114,19 @@ export function lexicalAccess(policy: SandboxPolicy, absolute: string): PathAcce
   const path = resolve(absolute);
   if (policy.readable.some((root) => isWithin(path, root))) return 'read';
   if (policy.denied.some((root) => isWithin(path, root))) return 'none';
+  if (isReplaced(policy, path)) return 'none';
   if (policy.protected.some((root) => isWithin(path, root))) return 'read';
   if (policy.mode === 'workspace-write' && policy.writable.some((root) => isWithin(path, root))) return 'write';
   return 'read';
+}
+
+/**
+ * Whether `path` (absolute, normalised) lies in one of the host's folders the sandbox replaces
+ * (see `SandboxPolicy.replaced`), outside the workspace and the writable and readable paths.
+ */
+export function isReplaced(policy: SandboxPolicy, path: string): boolean {
+  if (!policy.replaced?.some((root) => isWithin(path, root))) return false;
+  return ![policy.workspace, ...policy.writable, ...policy.readable].some((root) => isWithin(path, root));
 }
 
 const RANK: Record<PathAccess, number> = { none: 0, read: 1, write: 2 };
@@ -209,6 +225,7 @@ export function writeRefusal(policy: SandboxPolicy, absolute: string, shown: str
   const path = resolve(absolute);
   const real = realPathOf(path);
   const named = `${shown}${real !== path ? ` (it leads to ${real})` : ''}`;
+  if (access === 'none' && replacedOnly(policy, path, real)) return `${named} cannot be written: ${REPLACED_REASON}`;
   if (access === 'none') return `${named} cannot be read or written: the sandbox denies it (${DENIED_KINDS}). Work without it, or ask the user for what you need.`;
   if (policy.mode === 'read-only') return `${named} cannot be written: the sandbox is read-only in this session, so no file can be changed. Describe the change to the user instead.`;
   const guard = withRealPaths(policy).protected.find((root) => isWithin(path, root) || isWithin(real, root));
@@ -227,8 +244,20 @@ export function readRefusal(policy: SandboxPolicy, absolute: string, shown: stri
   const path = resolve(absolute);
   const real = realPathOf(path);
   const named = `${shown}${real !== path ? ` (it leads to ${real})` : ''}`;
+  if (replacedOnly(policy, path, real)) return `${named} cannot be read: ${REPLACED_REASON}`;
   return `${named} cannot be read: the sandbox denies it (${DENIED_KINDS}). Work without it, or ask the user for what you need.`;
 }
+
+/** Whether a refusal of `path` (leading to `real`) comes from a replaced host folder, not from a denied path. */
+function replacedOnly(policy: SandboxPolicy, path: string, real: string): boolean {
+  const resolved = withRealPaths(policy);
+  const denied = [path, real].some((candidate) => resolved.denied.some((root) => isWithin(candidate, root)));
+  return !denied && [path, real].some((candidate) => isReplaced(resolved, candidate));
+}
+
+/** Why a path in a replaced host folder is refused, in a refusal. */
+const REPLACED_REASON =
+  "commands in the sandbox have their own private /tmp, /run and /proc, so the host's are kept from the file tools too. To share a file between the shell and the file tools, put it in the workspace.";
 
 /** What the denied paths are, in a refusal. */
 const DENIED_KINDS = "keys, credentials, fence's own data and the paths the user denied stay out of reach";

@@ -99,10 +99,16 @@ export function walkBoundary(ctx: Pick<ToolContext, 'sandbox'>, root: string): W
   };
 }
 
-/** The denied paths under `root` (as written or as its real path `realRoot`) that hold no readable exception. */
+/**
+ * The denied paths under `root` (as written or as its real path `realRoot`) that hold no
+ * readable exception, and the replaced host folders (`/proc`, …) that hold none of the
+ * policy's own paths.
+ */
 function deniedUnder(resolved: SandboxPolicy, root: string, realRoot: string): string[] {
   const under = new Set<string>();
-  for (const denied of resolved.denied) {
+  const kept = [resolved.workspace, ...resolved.writable, ...resolved.readable];
+  const replaced = (resolved.replaced ?? []).filter((folder) => !kept.some((path) => isWithin(path, folder)));
+  for (const denied of [...resolved.denied, ...replaced]) {
     if (resolved.readable.some((readable) => isWithin(readable, denied))) continue;
     for (const base of [root, realRoot]) {
       if (denied !== base && isWithin(denied, base)) under.add(relative(base, denied).split(sep).join('/'));
