@@ -22,6 +22,7 @@ import {
   type SandboxConfig,
   type SandboxFileConfig,
 } from './config-schema';
+import { isWithheld } from './credential-names';
 import { configHome, fenceHome } from './paths';
 import { writeTomlKey } from './toml-value';
 import { isUsable, workspaceTrust, type WorkspaceTrust } from './trust';
@@ -186,7 +187,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<Fe
   const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
   const reasoning = project.reasoning ?? user.reasoning;
   const sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
-  const projectTools = insideSandbox(project.tools, 'tools', sandbox.ignored);
+  const projectTools = withoutCredentials(insideSandbox(project.tools, 'tools', sandbox.ignored), sandbox.passEnv, sandbox.ignored);
   const projectServers = insideSandbox(project.mcpServers, 'mcp.servers', sandbox.ignored);
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
@@ -287,6 +288,25 @@ function insideSandbox<T extends { sandbox?: boolean }>(entries: Record<string, 
       kept[name] = inside as T;
       ignored.push(`${PROJECT_CONFIG_FILE}: ${table}.${writeTomlKey(name)}.sandbox = false ignored: it runs inside the sandbox (only your own config.toml can take a tool out)`);
     } else kept[name] = entry;
+  }
+  return kept;
+}
+
+/**
+ * A project's command tools without the variables of their `env` that look like credentials
+ * (see `isWithheld`), unless the user's own `pass_env` names them; each one dropped is said in
+ * `ignored`. A repository must not hand your tokens to a script of its own.
+ */
+function withoutCredentials(tools: Record<string, CommandToolConfig>, passEnv: readonly string[], ignored: string[]): Record<string, CommandToolConfig> {
+  const kept: Record<string, CommandToolConfig> = {};
+  for (const [name, tool] of Object.entries(tools)) {
+    const refused = (tool.env ?? []).filter((variable) => isWithheld(variable) && !passEnv.includes(variable));
+    if (refused.length === 0) {
+      kept[name] = tool;
+      continue;
+    }
+    kept[name] = { ...tool, env: (tool.env ?? []).filter((variable) => !refused.includes(variable)) };
+    ignored.push(`${PROJECT_CONFIG_FILE}: tools.${writeTomlKey(name)}.env: ${refused.join(', ')} ignored: a project's tool gets a credential only when your own config.toml passes it (pass_env)`);
   }
   return kept;
 }

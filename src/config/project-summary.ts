@@ -43,11 +43,11 @@ function describeConfigFile(path: string): string[] {
   const file: ConfigFile = parsed.file;
   const lines: string[] = [];
   for (const [name, server] of Object.entries(file.mcpServers ?? {})) {
-    const how = 'command' in server ? `runs ${[server.command, ...(server.args ?? [])].join(' ')}` : `connects to ${server.url}`;
-    lines.push(`MCP server ${name}: ${cut(how)}`);
+    const how = 'command' in server ? `runs ${commandLine([server.command, ...(server.args ?? [])])}${setsVariables(server.env)}` : `connects to ${oneLine(server.url)}`;
+    lines.push(`MCP server ${name}: ${how}`);
   }
   for (const [name, tool] of Object.entries(file.tools ?? {})) {
-    lines.push(`command tool ${name}: runs ${cut(tool.command.join(' '))}${tool.env?.length ? ` (passed ${tool.env.join(', ')})` : ''}`);
+    lines.push(`command tool ${name}: runs ${commandLine(tool.command)}${tool.env?.length ? ` (passed ${oneLine(tool.env.join(', '))})` : ''}`);
   }
   for (const rule of file.policy ?? []) {
     const who = rule.principal ? ` for ${rule.principal}` : '';
@@ -77,11 +77,30 @@ function sizeOf(path: string): string {
   }
 }
 
+/**
+ * A command as the person deciding must see it: whole, however long, each argument that is not
+ * a plain word quoted (`sh -c "curl … | sh"`), control characters shown as `?`.
+ */
+function commandLine(words: readonly string[]): string {
+  return oneLine(words.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : JSON.stringify(word))).join(' '));
+}
+
+/** ` (sets A, B)`: the variables an MCP server's table sets for it; empty when none. */
+function setsVariables(env: Record<string, string> | undefined): string {
+  const names = Object.keys(env ?? {});
+  return names.length === 0 ? '' : ` (sets ${oneLine(names.join(', '))})`;
+}
+
+/** `text` on one line, whole, control characters shown as `?`. */
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
 /** One line of at most `SHOWN_CHARS`, control characters shown as `?` (a file must not drive the terminal). */
 function cut(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  const oneLine = text.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  return oneLine.length > SHOWN_CHARS ? `${oneLine.slice(0, SHOWN_CHARS - 1)}…` : oneLine;
+  const line = oneLine(text);
+  return line.length > SHOWN_CHARS ? `${line.slice(0, SHOWN_CHARS - 1)}…` : line;
 }
 
 function listFolder(path: string): string[] {
