@@ -12,6 +12,7 @@ import { approvedPrograms, programRoots } from '../ptc/saved-programs';
 import type { CellResult, PythonKernel } from '../runtime/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { SandboxMode } from '../runtime/sandbox-policy';
+import { visibleText } from '../runtime/visible-text';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
@@ -67,7 +68,8 @@ export async function openSession(options: {
   const id = options.resume ?? given?.sessionId ?? options.name ?? newSessionId();
   if (options.shell && !given) await options.shell.close();
   // The chat may have put the terminal in raw mode already, where a line needs its carriage return.
-  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
+  // A line may quote a server's or a file's text: shown, never acted on by the terminal.
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${visibleText(line)}${process.stdin.isTTY && process.stdin.isRaw ? '\r\n' : '\n'}`));
   let shell = given;
   if (!shell) {
     const chosen = openSessionSandbox({

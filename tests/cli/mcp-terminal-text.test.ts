@@ -57,4 +57,16 @@ describe('MCP text on the terminal', () => {
     expect(run.stdout).not.toContain('\u202e');
     expect(run.stderr).not.toMatch(LIVE);
   });
+
+  it('a session warns of a server that did not start without its stderr\'s escape sequences', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    const broken = `printf '${SEQUENCES.replace(/\x1b/g, '\\033').replace(/\x07/g, '\\007')}boom\\n' >&2; exit 3`;
+    writeFileSync(join(dirs.workspace, 'fence.toml'), ['[mcp.servers.broken]', 'command = "sh"', `args = ["-c", ${JSON.stringify(broken)}]`, ''].join('\n'));
+    cli.trust();
+    server.reply((r) => r.text('Hello.'));
+    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: cli.env() });
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toMatch(/MCP server broken did not start: .*boom/);
+    expect(run.stderr).not.toMatch(LIVE);
+  });
 });
