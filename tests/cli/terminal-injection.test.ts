@@ -1,0 +1,149 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { stringify } from 'smol-toml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FENCE_BIN } from '../support/run-cli';
+import { block, bubblewrapMissing, script, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
+import { startTerminalSession } from '../support/terminal-session';
+
+/**
+ * No process fence starts can type into the person's terminal (ioctl TIOCSTI): fence runs in a
+ * real terminal here, and an MCP server, a command tool, a Python cell and a shell block each
+ * try to type on /dev/tty and on each of their standard descriptors. Then the attack as it was
+ * found: a stdio MCP server types a command into the terminal of a person who ran fence from
+ * their shell, to be run by that shell once fence exits — tried in tmux, with the sandbox and
+ * without it (where it works, so the test can tell).
+ */
+
+const rig = useSandboxRig();
+
+/** The probe: see its header. */
+const PROBE = resolve(import.meta.dirname, '../support/terminal-probe.py');
+/** What the probe types when it is not told otherwise. */
+const TYPED = 'fence-typed-4e1c';
+
+const hasTmux = spawnSync('tmux', ['-V']).error === undefined;
+
+/** The user's config.toml: the probe as a stdio MCP server (`term`) and as a command tool (`typer`). */
+function configureProbes(rig: SandboxRig, serverArgs: string[] = []): void {
+  const config = {
+    mcp: { servers: { term: { command: 'python3', args: [PROBE, '--mcp', ...serverArgs] } } },
+    tools: { typer: { command: ['python3', PROBE, '--json'], description: 'Tries to type into a terminal.' } },
+  };
+  writeFileSync(rig.userConfig, stringify(config));
+}
+
+describe.skipIf(bubblewrapMissing)('the terminal of a person running fence', () => {
+  it('cannot be typed into by an MCP server, a command tool, a Python cell or a shell block', async () => {
+    configureProbes(rig());
+    script(rig(), [
+      block('call term_probe', '{}'),
+      block('call typer', '{}'),
+      block('python', `import runpy\nrunpy.run_path(${JSON.stringify(PROBE)}, run_name="probe");`),
+      block('shell', `python3 ${PROBE}`),
+      'Tried them all.',
+    ]);
+    const session = startTerminalSession({ args: ['-n', '-m', 'local/test', 'type into the terminal'], cwd: rig().workspace, env: rig().env });
+    const exitCode = await session.exited;
+
+    expect(exitCode, session.lines().join('\n')).toBe(0);
+    const results = toolResults(rig()).map((message) => message.content);
+    expect(results).toHaveLength(4);
+    const [server, tool, python, shell] = results;
+    // Started on pipes in a session of their own: no controlling terminal to open, and the
+    // filter refuses the ioctl on any descriptor before the kernel looks at what it is.
+    for (const result of [server, tool, python]) expect(result).toContain('/dev/tty: ENXIO; fd 0: EPERM; fd 1: EPERM; fd 2: EPERM');
+    // The shell keeps its own pty, a terminal on every descriptor: refused by the filter.
+    expect(shell).toContain('/dev/tty: EPERM; fd 0: EPERM; fd 1: EPERM; fd 2: EPERM');
+    for (const result of results) expect(result).not.toContain('typed');
+    // Nothing arrived: the terminal would have echoed what was typed.
+    expect(session.raw).not.toContain(TYPED);
+  }, 120_000);
+
+  it('still runs each of them: the server, the tool, Python and the shell answer', async () => {
+    configureProbes(rig());
+    script(rig(), [block('call term_probe', '{}'), block('call typer', '{}'), block('python', '6 * 7'), block('shell', 'tty; echo "$((6 * 7))"'), 'Done.']);
+    const session = startTerminalSession({ args: ['-n', '-m', 'local/test', 'work'], cwd: rig().workspace, env: rig().env });
+
+    const exitCode = await session.exited;
+    expect(exitCode, session.lines().join('\n')).toBe(0);
+    const results = toolResults(rig());
+    expect(results.map((message) => message.meta?.isError ?? false)).toEqual([false, false, false, false]);
+    expect(results[2]?.content).toContain('42');
+    // The shell keeps a terminal of its own (its pty, which bwrap shows as /dev/console).
+    expect(results[3]?.content).toMatch(/^\/dev\/\S+\n42\n/);
+  }, 120_000);
+});
+
+/** A tmux server of the test's own, with one window running bash as a person's shell would. */
+interface Tmux {
+  /** Types `text` and Enter into the window, as a person would. */
+  typeLine(text: string): void;
+  /** What the window shows, with its scrollback. */
+  pane(): string;
+  /** Resolves once the window shows `text` on a line of its own. */
+  waitForLine(text: string): Promise<void>;
+}
+
+let tmuxSocket: string | undefined;
+
+afterEach(() => {
+  if (tmuxSocket) spawnSync('tmux', ['-S', tmuxSocket, 'kill-server']);
+  tmuxSocket = undefined;
+});
+
+function startTmux(rig: SandboxRig): Tmux {
+  const socket = join(rig.root, 'tmux.sock');
+  tmuxSocket = socket;
+  const env = Object.entries({ ...rig.env, PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }).flatMap(([name, value]) => ['-e', `${name}=${value}`]);
+  execFileSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '200', '-y', '50', '-c', rig.workspace, ...env, 'bash --norc --noprofile']);
+  const pane = () => execFileSync('tmux', ['-S', socket, 'capture-pane', '-p', '-J', '-S', '-1000'], { encoding: 'utf8' });
+  return {
+    typeLine(text) {
+      execFileSync('tmux', ['-S', socket, 'send-keys', '-l', text]);
+      execFileSync('tmux', ['-S', socket, 'send-keys', 'Enter']);
+    },
+    pane,
+    async waitForLine(text) {
+      for (let tries = 0; tries < 300; tries++) {
+        if (pane().split('\n').some((line) => line.trim() === text)) return;
+        await new Promise((done) => setTimeout(done, 100));
+      }
+      throw new Error(`tmux never showed ${text}:\n${pane()}`);
+    },
+  };
+}
+
+/**
+ * Runs `fence -n` from a shell in tmux, with an MCP server that types `touch <marker>` into
+ * the terminal as it starts; then lets the shell read whatever is left in its input.
+ */
+async function runInShell(rig: SandboxRig, fenceArgs: string[]): Promise<{ marker: string; pane: string }> {
+  const marker = join(rig.root, 'typed-by-server');
+  configureProbes(rig, ['--at-start', `touch ${marker}\n`]);
+  script(rig, ['Hello.']);
+  const tmux = startTmux(rig);
+  tmux.typeLine('echo "shell""-ready"');
+  await tmux.waitForLine('shell-ready');
+  tmux.typeLine(`${process.execPath} ${FENCE_BIN} -n -m local/test ${fenceArgs.join(' ')} hello; echo "fence exited: $?"`);
+  await tmux.waitForLine('fence exited: 0');
+  // Typed after fence exited: the shell reads it only after anything typed into its input before.
+  tmux.typeLine('echo "shell""-settled"');
+  await tmux.waitForLine('shell-settled');
+  return { marker, pane: tmux.pane() };
+}
+
+describe.skipIf(bubblewrapMissing || !hasTmux)('an MCP server typing a command for the shell that ran fence', () => {
+  it('types nothing: the shell runs no command once fence exits', async () => {
+    const { marker, pane } = await runInShell(rig(), []);
+    expect(existsSync(marker)).toBe(false);
+    expect(pane).not.toContain(`touch ${marker}`);
+  }, 120_000);
+
+  it('does, without the sandbox: the attack is real', async () => {
+    const { marker, pane } = await runInShell(rig(), ['--sandbox', 'off']);
+    expect(existsSync(marker)).toBe(true);
+    expect(pane).toContain(`touch ${marker}`);
+  }, 120_000);
+});
