@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   existsSync,
   lstatSync,
@@ -213,9 +213,12 @@ export function openGitGuard(options: GitGuardOptions): GitGuard {
   };
 }
 
-/** The record file of `pid`'s session in `workspace`: named by a hash of the workspace's real path. */
+/**
+ * A new record file for `pid`'s session in `workspace`: named by a hash of the workspace's real
+ * path, the pid, and a random part (one process may open several sandboxes in one folder).
+ */
 export function recordFileOf(recordsDir: string, workspace: string, pid: number): string {
-  return join(recordsDir, `${workspaceKey(workspace)}-${pid}.json`);
+  return join(recordsDir, `${workspaceKey(workspace)}-${pid}-${randomBytes(4).toString('hex')}.json`);
 }
 
 function workspaceKey(workspace: string): string {
@@ -261,7 +264,7 @@ function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: s
   }
   for (const name of names) {
     if (!name.startsWith(prefix) || !name.endsWith('.json')) continue;
-    const pid = Number(name.slice(prefix.length, -'.json'.length));
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
     if (!Number.isInteger(pid) || pid === process.pid || processExists(pid)) continue;
     const file = join(recordsDir, name);
     const record = readRecord(file);

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { block, bubblewrapMissing, fenceIn, script, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
 /**
@@ -51,7 +51,7 @@ function guardianOf(pid: number): number | undefined {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(`-${pid}.json`)) return Number(name);
+      if (new RegExp(`git-guard/[0-9a-f]+-${pid}-[0-9a-f]+\\.json`).test(readFileSync(`/proc/${name}/cmdline`, 'utf8'))) return Number(name);
     } catch {
       // Gone meanwhile.
     }
@@ -191,12 +191,16 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     script(rig(), [block('shell', `git init -q evil && git -C evil config core.fsmonitor '${fsmonitor(rig())}' && git -C evil commit -q --allow-empty -m sub && git add evil`)]);
     rig().server.reply((reply) => reply.hang());
     const run = fence(rig());
+    onTestFinished(() => {
+      run.kill('SIGKILL');
+    });
     // Another terminal's git status at the root would enter the new submodule: wait for fence to say it was disabled.
+    const disabled = `${join(rig().workspace, 'evil', '.git')} was made in the sandbox`;
     await new Promise<void>((resolve) => {
       let said = '';
       run.stderr?.on('data', (chunk: Buffer) => {
         said += chunk.toString();
-        if (said.includes(`${join(rig().workspace, 'evil', '.git')} was made in the sandbox`)) resolve();
+        if (said.includes(disabled)) resolve();
       });
     });
     const during = gitRunsModelCode(rig(), [rig().workspace]);
