@@ -193,3 +193,11 @@ function shownControl(code: number, char: string): string {
 export function visibleLine(text: string): string {
   return visibleText(text).replace(/[\n\t]/g, ' ');
 }
+
+/**
+ * A name that stands for exact bytes (a path to be written, a file name) on one line: like
+ * {@link visibleControls}, nothing removed, with line feeds and tabs shown as `␊` and `␉` too.
+ */
+export function visibleName(text: string): string {
+  return visibleControls(text).replace(/\n/g, '\u240a').replace(/\t/g, '\u2409');
+}

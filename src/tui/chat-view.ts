@@ -4,7 +4,7 @@ import type { ToolRunOutcome } from '../tools/run-tool-use';
 import { MarkdownStream } from './markdown-stream';
 import { useWords } from './progress-renderer';
 import { Spinner } from './spinner';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleName, visibleText } from '../runtime/visible-text';
 import { truncateToWidth, type Style } from './terminal-style';
 
 /** How many lines of a tool's output are shown whole; longer outputs show their head and tail. */
@@ -118,7 +118,7 @@ export class ChatView {
         this.print(this.#markdown.finish());
         this.#toolStarted = Date.now();
         if (event.use.format === 'tool') this.printLines([this.#callLine(event.use)]);
-        this.busy(`running ${visibleLine(event.use.tool)}`);
+        this.busy(`running ${visibleName(event.use.tool)}`);
         break;
       case 'tool_end':
         this.#spinner.stop();
@@ -151,10 +151,10 @@ export class ChatView {
     const { style } = this;
     const failed = outcome.result.isError === true;
     const mark = outcome.declined ? style.yellow('✗') : failed ? style.red('✗') : style.green('✓');
-    const words = visibleLine(useWords(use).join(' '));
+    const words = visibleName(useWords(use).join(' '));
     const status = outcome.declined ? 'declined' : failed ? 'failed' : '';
     const time = outcome.declined ? '' : style.dim(seconds(elapsedMs));
-    const head = [mark, style.bold(visibleLine(outcome.tool)), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', time];
+    const head = [mark, style.bold(visibleName(outcome.tool)), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', time];
     const lines = [head.filter(Boolean).join(' ')];
     if (outcome.declined) return lines;
     return [...lines, ...this.outputLines(outcome.result.output)];
@@ -178,8 +178,8 @@ export class ChatView {
 
   /** The line of a native call, which the reply's text does not show. */
   #callLine(use: ToolUse): string {
-    const words = visibleLine(useWords(use).join(' '));
-    const tool = visibleLine(use.tool);
+    const words = visibleName(useWords(use).join(' '));
+    const tool = visibleName(use.tool);
     return `${this.style.cyan('●')} ${this.style.bold(tool)}${words ? ` ${truncateToWidth(words, this.width - tool.length - 4)}` : ''}`;
   }
 

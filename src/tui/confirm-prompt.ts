@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
-import { visibleControls, visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleControls, visibleLine, visibleName, visibleText } from '../runtime/visible-text';
 import type { ConfirmAnswer, ConfirmRequest, ToolPreview } from '../tools/define-tool';
 import type { ChatView } from './chat-view';
 import { highlighterFor } from './code-highlight';
@@ -106,7 +106,7 @@ export function createConfirmPrompt(options: ConfirmPromptOptions): ConfirmPromp
 
 /** The question for a call: what saying yes does. */
 function questionFor(request: ConfirmRequest, preview: ToolPreview): string {
-  if (preview.kind === 'diff') return `${preview.created ? 'Create' : 'Change'} ${visibleLine(preview.path)}?`;
+  if (preview.kind === 'diff') return `${preview.created ? 'Create' : 'Change'} ${visibleName(preview.path)}?`;
   const name = request.tool.name;
   if (name === 'shell') return 'Run this command?';
   if (name === 'python' || name === 'ptc') return 'Run this code?';

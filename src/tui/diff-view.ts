@@ -1,5 +1,5 @@
 import { structuredPatch } from 'diff';
-import { visibleControls, visibleLine } from '../runtime/visible-text';
+import { visibleControls, visibleName } from '../runtime/visible-text';
 import type { ToolPreview } from '../tools/define-tool';
 import type { Style } from './terminal-style';
 
@@ -18,7 +18,7 @@ export type FileChange = Extract<ToolPreview, { kind: 'diff' }>;
 export function renderFileChange(change: FileChange, style: Style, maxLines: number): string[] {
   const before = change.before.replace(/\r\n/g, '\n');
   const after = change.after.replace(/\r\n/g, '\n');
-  const path = visibleLine(change.path);
+  const path = visibleName(change.path);
   if (before === after) return [`${style.bold(path)} ${style.dim(change.created ? '(new file, empty)' : '(no change)')}`];
   const patch = structuredPatch(change.path, change.path, before, after, undefined, undefined, { context: 3 });
   const lines: string[] = [];

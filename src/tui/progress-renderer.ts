@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../agent/agent';
 import type { ToolUse } from '../parse/tool-use';
-import { VisibleTextStream, visibleLine, visibleText } from '../runtime/visible-text';
+import { VisibleTextStream, visibleLine, visibleName, visibleText } from '../runtime/visible-text';
 
 /** How much of a tool's output the progress display shows (the model gets more). */
 const SHOWN_OUTPUT_LINES = 12;
@@ -63,13 +63,13 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
       case 'tool_start':
         endStreamed();
         newline();
-        write(`[running ${visibleLine([event.use.tool, ...useWords(event.use)].join(' '))}]\n`);
+        write(`[running ${visibleName([event.use.tool, ...useWords(event.use)].join(' '))}]\n`);
         break;
       case 'tool_end': {
         const lines = visibleText(event.outcome.result.output).split('\n');
         const shown = lines.slice(0, SHOWN_OUTPUT_LINES).map((line) => `  ${line}`);
         if (lines.length > SHOWN_OUTPUT_LINES) shown.push(`  … (${lines.length - SHOWN_OUTPUT_LINES} more lines)`);
-        const tool = visibleLine(event.outcome.tool);
+        const tool = visibleName(event.outcome.tool);
         const mark = event.outcome.result.isError ? `[${tool} failed]` : `[${tool} done]`;
         write(`${shown.join('\n')}\n${mark}\n`);
         break;

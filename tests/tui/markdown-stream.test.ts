@@ -314,6 +314,11 @@ describe('MarkdownStream', () => {
     expect(render('a &#27;[2J b &#10; `&#27;`\n')).toBe('a ␛[2J b   &#27;\n');
   });
 
+  it('shows bidirectional controls and C1 controls as code points, so a line reads in the order it is stored', () => {
+    expect(render('access \u202eeurt\u202c = admin\n```\nif (a) {\u2067 } \u2066\n```\n')).toBe('access <U+202E>eurt<U+202C> = admin\n┌\n  if (a) {<U+2067> } <U+2066>\n└\n');
+    expect(render('a\x9b2Jb\n')).toBe('a<U+009B>2Jb\n');
+  });
+
   it('does not crash at narrow or odd widths, and fits rules and tables when it can', () => {
     const text = '---\n| a | b |\n|---|---|\n| long cell | another long cell |\n# heading\n';
     for (const width of [20, 10, 5, 1, 0, -3, Number.NaN]) {
