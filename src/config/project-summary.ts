@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_CONFIG_FILE, parseConfigText } from './config';
+import { projectCommandFiles } from './command-files';
 import type { ConfigFile } from './config-schema';
 import { PROJECT_PROGRAMS_DIR, type WorkspaceTrust } from './trust';
 
@@ -18,7 +19,7 @@ export function describeProject(trust: WorkspaceTrust): string[] {
   const lines: string[] = [];
   const workspace = trust.workspace;
   if (trust.present.includes(PROJECT_CONFIG_FILE)) {
-    lines.push(`${PROJECT_CONFIG_FILE}:`, ...describeConfigFile(join(workspace, PROJECT_CONFIG_FILE)).map((line) => `  ${line}`));
+    lines.push(`${PROJECT_CONFIG_FILE}:`, ...describeConfigFile(join(workspace, PROJECT_CONFIG_FILE), workspace).map((line) => `  ${line}`));
   }
   if (trust.present.includes('AGENTS.md')) {
     lines.push(`AGENTS.md: ${sizeOf(join(workspace, 'AGENTS.md'))} of instructions put in the model's system prompt`);
@@ -31,7 +32,7 @@ export function describeProject(trust: WorkspaceTrust): string[] {
 }
 
 /** The lines for one `fence.toml`: what it starts, adds, allows and sets. */
-function describeConfigFile(path: string): string[] {
+function describeConfigFile(path: string, workspace: string): string[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -64,6 +65,8 @@ function describeConfigFile(path: string): string[] {
     file.briefToolsAboveTokens !== undefined || file.hideToolsAboveTokens !== undefined ? 'tool listing sizes' : '',
   ].filter(Boolean);
   if (other.length > 0) lines.push(`also sets: ${cut(other.join(', '))}`);
+  const scripts = projectCommandFiles(text, workspace);
+  if (scripts.length > 0) lines.push(`files of this folder its commands run: ${cut(scripts.join(', '))} (a change to one asks again)`);
   if (lines.length === 0) lines.push('nothing besides defaults');
   return lines;
 }

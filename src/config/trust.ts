@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { projectCommandFiles } from './command-files';
 import { fenceHome } from './paths';
 
 /**
@@ -12,7 +13,8 @@ import { fenceHome } from './paths';
  *
  * Trust is kept in the user's data folder (`$FENCE_HOME/trusted-workspaces.json`, which the
  * sandbox hides from everything the model runs), one entry per folder (its real path) with the
- * sha256 of the files it covers when it was given. When one of them changes, is added or is
+ * sha256 of the files it covers when it was given: `fence.toml`, `AGENTS.md`, and the workspace
+ * files that `fence.toml`'s servers and tools run (see `projectCommandFiles`). When one of them changes, is added or is
  * removed — a `git pull`, or a model that wrote `AGENTS.md` — the folder counts as changed
  * and is asked about again. `.fence/programs/` needs no hash here: a program is offered only
  * when the person approved its exact code (see the programs' approvals).
@@ -142,14 +144,35 @@ export function trustedWorkspaces(home: string = fenceHome()): TrustEntry[] {
     });
 }
 
-/** The sha256 of each covered file the workspace has, by name. A file that cannot be read has none. */
+/** Largest file named by a command that is hashed; a larger one is recorded by its size alone. */
+const HASHED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The sha256 of each covered file the workspace has, by name: `fence.toml`, `AGENTS.md`, and
+ * the workspace files that `fence.toml`'s servers and tools name on their command lines (see
+ * `projectCommandFiles`), by their path in the workspace. A file that cannot be read has none;
+ * a named file over the size cap is recorded by its size alone.
+ */
 function fingerprint(workspace: string): Record<string, string> {
   const hashes: Record<string, string> = {};
+  let config: Buffer | undefined;
   for (const name of TRUSTED_FILES) {
     try {
-      hashes[name] = createHash('sha256').update(readFileSync(join(workspace, name))).digest('hex');
+      const bytes = readFileSync(join(workspace, name));
+      hashes[name] = createHash('sha256').update(bytes).digest('hex');
+      if (name === 'fence.toml') config = bytes;
     } catch {
       // Absent, a folder (the sandbox's placeholder), or unreadable: nothing to trust there.
+    }
+  }
+  if (!config) return hashes;
+  for (const path of projectCommandFiles(config.toString('utf8'), workspace)) {
+    if (path in hashes) continue;
+    try {
+      const size = statSync(join(workspace, path)).size;
+      hashes[path] = size > HASHED_FILE_LIMIT_BYTES ? `larger than ${HASHED_FILE_LIMIT_BYTES} bytes: ${size}` : createHash('sha256').update(readFileSync(join(workspace, path))).digest('hex');
+    } catch {
+      // Gone since it was found: nothing to trust there.
     }
   }
   return hashes;
@@ -164,7 +187,8 @@ function presentParts(workspace: string, hashes: Record<string, string>): string
 
 /** The covered files whose hash differs, was added or was removed. */
 function changedFiles(then: Record<string, string>, now: Record<string, string>): string[] {
-  return TRUSTED_FILES.filter((name) => then[name] !== now[name]);
+  const scripts = [...new Set([...Object.keys(then), ...Object.keys(now)])].filter((name) => !(TRUSTED_FILES as readonly string[]).includes(name)).sort();
+  return [...TRUSTED_FILES, ...scripts].filter((name) => then[name] !== now[name]);
 }
 
 function readTrustFile(home: string): TrustFile {
