@@ -1,6 +1,7 @@
-import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FenceConfig } from '../config/config';
+import { describeUnread, readRegularFile } from '../config/regular-file';
 import { isUsable } from '../config/trust';
 import { pathGuard, type PolicyRule } from '../policy/admit';
 import { isWithin, readRefusal, realPathOf, type SandboxPolicy } from '../runtime/sandbox-policy';
@@ -14,8 +15,10 @@ export const AGENTS_FILE_LIMIT_BYTES = 256 * 1024;
  * do itself: a link may lead to another file of the workspace (`AGENTS.md -> CLAUDE.md` is
  * common) but not out of it, and not to a file the sandbox or the policy keeps from `read` —
  * otherwise a repository could put `~/.ssh/id_rsa` in the model's instructions by linking to
- * it. The file is opened at its real path without following a link swapped in since. A file
- * left out for a reason other than absence gets one line through `warn`. Never throws.
+ * it. The file is opened at its real path without following a link swapped in since, and
+ * read only when it is a regular file of at most `AGENTS_FILE_LIMIT_BYTES` (see
+ * `readRegularFile`): a named pipe or a device costs nothing. A file left out for a reason
+ * other than absence gets one line through `warn`. Never throws.
  */
 export function agentsFileFor(
   workspace: string,
@@ -34,23 +37,10 @@ export function agentsFileFor(
   if (!isWithin(real, realPathOf(workspace))) return exists(path) ? refuse(`it leads out of the workspace (to ${real})`) : undefined;
   if (sandbox.mode !== 'off' && readRefusal(sandbox, path, 'AGENTS.md')) return refuse('it leads to a file the sandbox keeps from the model');
   if (!pathGuard(workspace, rules, 'model', undefined, 'read')(path)) return refuse('your policy keeps the model from reading it');
-  let fd: number;
-  try {
-    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : refuse(`it cannot be read (${code ?? String(error)})`);
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) return undefined;
-    if (stat.size > AGENTS_FILE_LIMIT_BYTES) return refuse(`it is larger than ${AGENTS_FILE_LIMIT_BYTES / 1024} KB`);
-    return readFileSync(fd, 'utf8');
-  } catch (error) {
-    return refuse(`it cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  } finally {
-    closeSync(fd);
-  }
+  // At its real path, not following a link swapped in since; regular files only, the cap checked before reading.
+  const read = readRegularFile(real, AGENTS_FILE_LIMIT_BYTES);
+  if (read.kind === 'read') return read.bytes.toString('utf8');
+  return read.kind === 'absent' ? undefined : refuse(describeUnread(read));
 }
 
 /** Whether `path` leads to something (a link to nothing does not). */

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import type { z } from 'zod';
@@ -24,6 +24,7 @@ import {
 } from './config-schema';
 import { isWithheld } from './credential-names';
 import { configHome, fenceHome } from './paths';
+import { describeUnread, readRegularFile } from './regular-file';
 import { writeTomlKey } from './toml-value';
 import { isUsable, workspaceTrust, type WorkspaceTrust } from './trust';
 
@@ -144,7 +145,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   for (const [i, file] of files.entries()) {
     const text = readIfExists(file.path);
     if (text === undefined) continue;
-    if (typeof text !== 'string') return { error: `${file.shown}: cannot be read (${text.code})` };
+    if (typeof text !== 'string') return { error: `${file.shown}: cannot be read: ${text.reason}` };
     const parsed = parseConfigText(text, file.shown);
     if ('error' in parsed) return parsed;
     loaded[i] = parsed.file;
@@ -399,19 +400,23 @@ function keyPath(path: readonly PropertyKey[]): string {
     .join('');
 }
 
+/** Largest configuration file read; a larger one is an error, found before reading it. */
+export const CONFIG_FILE_LIMIT_BYTES = 1024 * 1024;
+
 /**
- * The file's text; undefined when it does not exist; the error when it cannot be read. An
+ * The file's text; undefined when it does not exist; why not when it cannot be read. An
  * empty folder in its place counts as no file: it is what a session's sandbox puts there to
- * keep the model from writing one (see `sandboxMounts`), and what a crash leaves behind.
+ * keep the model from writing one (see `sandboxMounts`), and what a crash leaves behind. A
+ * link is followed to its real path first; only a regular file of at most
+ * `CONFIG_FILE_LIMIT_BYTES` is read (see `readRegularFile`), so a `fence.toml` that is a named
+ * pipe or a link to `/dev/zero` neither hangs fence nor fills its memory.
  */
-function readIfExists(path: string): string | undefined | { code: string } {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    if (code === 'EISDIR' && isEmptyFolder(path)) return undefined;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : { code };
-  }
+function readIfExists(path: string): string | undefined | { reason: string } {
+  const read = readRegularFile(path, CONFIG_FILE_LIMIT_BYTES, 'follow');
+  if (read.kind === 'read') return read.bytes.toString('utf8');
+  if (read.kind === 'absent') return undefined;
+  if (read.kind === 'not-regular' && read.what === 'a folder' && isEmptyFolder(path)) return undefined;
+  return { reason: describeUnread(read) };
 }
 
 function isEmptyFolder(path: string): boolean {

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_CONFIG_FILE, parseConfigText } from './config';
+import { CONFIG_FILE_LIMIT_BYTES, PROJECT_CONFIG_FILE, parseConfigText } from './config';
 import { projectCommandFiles } from './command-files';
+import { describeUnread, readRegularFile } from './regular-file';
 import type { ConfigFile } from './config-schema';
 import { PROJECT_PROGRAMS_DIR, type WorkspaceTrust } from './trust';
 
@@ -33,13 +34,9 @@ export function describeProject(trust: WorkspaceTrust): string[] {
 
 /** The lines for one `fence.toml`: what it starts, adds, allows and sets. */
 function describeConfigFile(path: string, workspace: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    return [`cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`];
-  }
-  const parsed = parseConfigText(text, PROJECT_CONFIG_FILE);
+  const read = readRegularFile(path, CONFIG_FILE_LIMIT_BYTES, 'follow');
+  if (read.kind !== 'read') return [`cannot be read: ${describeUnread(read)}`];
+  const parsed = parseConfigText(read.bytes.toString('utf8'), PROJECT_CONFIG_FILE);
   if ('error' in parsed) return [`cannot be used as it is: ${parsed.error}`];
   const file: ConfigFile = parsed.file;
   const lines: string[] = [];
@@ -65,7 +62,7 @@ function describeConfigFile(path: string, workspace: string): string[] {
     file.briefToolsAboveTokens !== undefined || file.hideToolsAboveTokens !== undefined ? 'tool listing sizes' : '',
   ].filter(Boolean);
   if (other.length > 0) lines.push(`also sets: ${cut(other.join(', '))}`);
-  const scripts = projectCommandFiles(text, workspace);
+  const scripts = projectCommandFiles(read.bytes.toString('utf8'), workspace);
   if (scripts.length > 0) lines.push(`files of this folder its commands run: ${cut(scripts.join(', '))} (a change to one asks again)`);
   if (lines.length === 0) lines.push('nothing besides defaults');
   return lines;

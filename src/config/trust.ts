@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectCommandFiles } from './command-files';
 import { fenceHome } from './paths';
+import { projectCommandFiles } from './command-files';
+import { readRegularFile } from './regular-file';
 
 /**
  * Workspace trust: a folder's own configuration — its `fence.toml` (command tools, MCP servers,
@@ -144,7 +145,7 @@ export function trustedWorkspaces(home: string = fenceHome()): TrustEntry[] {
     });
 }
 
-/** Largest file named by a command that is hashed; a larger one is recorded by its size alone. */
+/** Largest file hashed (more than fence reads of `fence.toml` or `AGENTS.md`); a larger file named by a command is recorded by its size alone. */
 const HASHED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
@@ -157,23 +158,17 @@ function fingerprint(workspace: string): Record<string, string> {
   const hashes: Record<string, string> = {};
   let config: Buffer | undefined;
   for (const name of TRUSTED_FILES) {
-    try {
-      const bytes = readFileSync(join(workspace, name));
-      hashes[name] = createHash('sha256').update(bytes).digest('hex');
-      if (name === 'fence.toml') config = bytes;
-    } catch {
-      // Absent, a folder (the sandbox's placeholder), or unreadable: nothing to trust there.
-    }
+    // Absent, a folder (the sandbox's placeholder), a pipe or device, too large or unreadable: nothing to trust there.
+    const read = readRegularFile(join(workspace, name), HASHED_FILE_LIMIT_BYTES, 'follow');
+    if (read.kind === 'read') hashes[name] = createHash('sha256').update(read.bytes).digest('hex');
+    if (read.kind === 'read' && name === 'fence.toml') config = read.bytes;
   }
   if (!config) return hashes;
   for (const path of projectCommandFiles(config.toString('utf8'), workspace)) {
     if (path in hashes) continue;
-    try {
-      const size = statSync(join(workspace, path)).size;
-      hashes[path] = size > HASHED_FILE_LIMIT_BYTES ? `larger than ${HASHED_FILE_LIMIT_BYTES} bytes: ${size}` : createHash('sha256').update(readFileSync(join(workspace, path))).digest('hex');
-    } catch {
-      // Gone since it was found: nothing to trust there.
-    }
+    const read = readRegularFile(join(workspace, path), HASHED_FILE_LIMIT_BYTES, 'follow');
+    if (read.kind === 'read') hashes[path] = createHash('sha256').update(read.bytes).digest('hex');
+    else if (read.kind === 'too-large') hashes[path] = `larger than ${HASHED_FILE_LIMIT_BYTES} bytes: ${read.size}`;
   }
   return hashes;
 }
