@@ -68,11 +68,17 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
       { name: `fence's process cannot be seen`, script: `! kill -0 ${process.pid} 2>/dev/null` },
       { name: `the host's sockets in /run cannot be reached`, script: `[ -z "$(find /run -type s 2>/dev/null | head -1)" ]` },
       ...(policy.network === true ? [] : [{ name: 'the network is off', script: '! (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null' }]),
+      { name: 'your terminal cannot be opened (/dev/tty)', script: '! (exec 3<>/dev/tty) 2>/dev/null' },
+      { name: 'typing into a terminal is refused (ioctl TIOCSTI)', script: `command -v python3 >/dev/null || exit ${PROBE_SKIPPED}; python3 -c ${q(TYPING_PROBE)}` },
     ];
     let failed = 0;
     for (const probe of probes) {
       const line = sandbox.wrap('bash', ['-c', probe.script], { cwd: workspace.path, terminal: 'none' });
       const run = spawnSync(line.command, line.args, { stdio: 'ignore', timeout: 10_000 });
+      if (run.status === PROBE_SKIPPED) {
+        out(`skip ${probe.name}: python3 is not installed to try it`);
+        continue;
+      }
       const held = run.status === 0;
       if (!held) failed++;
       out(`${held ? 'ok  ' : 'FAIL'} ${probe.name}`);
@@ -82,6 +88,23 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
     sandbox.close();
   }
 }
+
+/** The exit status of a probe that could not be tried here. */
+const PROBE_SKIPPED = 3;
+
+/**
+ * Python that types one byte with `ioctl(TIOCSTI)` on its stdin (here /dev/null) and exits 0
+ * only when the sandbox's filter refused it (EPERM); on a descriptor that is not a terminal the
+ * kernel itself would answer ENOTTY, so the answer tells the filter is there.
+ */
+const TYPING_PROBE = [
+  'import errno, fcntl, sys, termios',
+  'try:',
+  '    fcntl.ioctl(0, termios.TIOCSTI, b" ")',
+  'except OSError as error:',
+  '    sys.exit(0 if error.errno == errno.EPERM else 1)',
+  'sys.exit(1)',
+].join('\n');
 
 /** `text` quoted for bash. */
 function q(text: string): string {
