@@ -30,11 +30,12 @@ import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders'
  * `fence.toml -> …`) replaced by a file or folder of the model's.
  *
  * It records what exists when the session starts, and sweeps — compares and neutralises — when
- * it ends, on every ending: `close()` (a normal end, SIGHUP and SIGTERM, which close the
- * session), a guardian process outside the sandbox that sweeps when fence dies without
- * closing (SIGKILL, a crash), and the next session in the same folder, which sweeps the
- * records of dead ones. While the session runs, a watch on each git folder removes a new
- * `commondir` or `config.worktree` and puts a replaced link back at once.
+ * it ends, on every ending: `close()` (a normal end, and the signals that close the session),
+ * a guardian process outside the sandbox that sweeps once fence's process is gone (a second
+ * pass after a clean close; the only one after SIGKILL or a crash), and the next session in
+ * the same folder, which sweeps the records of dead ones. While the session runs, a watch on
+ * each git folder removes a new `commondir` or `config.worktree` and puts a replaced link back
+ * at once, and a change of the workspace's index runs the sweep.
  */
 
 /** One git folder as it was at the start. */
@@ -171,11 +172,11 @@ function moveAside(path: string, done: (aside: string) => void): void {
 /**
  * A session's guard: records the workspace at the start, watches it, and sweeps at `close`.
  * With `recordsDir` (in fence's data folder, hidden from the sandbox), the record is kept
- * there (0600) and a guardian process sweeps if fence dies without closing; records of dead
- * sessions in the same workspace are swept first.
+ * there (0600) and a guardian process sweeps once more when fence's process ends, however it
+ * ends; records of dead sessions in the same workspace are swept first.
  */
 export interface GitGuard {
-  /** Stops the watches, sweeps, and lets the guardian go. Idempotent. */
+  /** Stops the watches and sweeps (the guardian sweeps once more when fence's process ends). Idempotent. */
   close(): void;
 }
 
@@ -198,7 +199,7 @@ export function openGitGuard(options: GitGuardOptions): GitGuard {
     report(`the workspace has more than ${MAX_WALKED_FOLDERS} folders: git folders past them are not looked at by the sandbox's git guard`);
   }
   const file = options.recordsDir ? writeRecord(options.recordsDir, record) : undefined;
-  const guardian = file ? startGuardian(file) : undefined;
+  const guarded = file !== undefined && startGuardian(file);
   const watching = watchGitFolders(record, report);
   let closed = false;
   return {
@@ -207,8 +208,8 @@ export function openGitGuard(options: GitGuardOptions): GitGuard {
       closed = true;
       watching.close();
       sweepGitState(record, report);
-      if (file) rmSync(file, { force: true });
-      guardian?.done();
+      // With a guardian, the record is its own to remove, after its pass.
+      if (file && !guarded) rmSync(file, { force: true });
     },
   };
 }
@@ -293,15 +294,17 @@ function guardianScript(): string | undefined {
 
 /**
  * A process outside the sandbox, in a session of its own (a closed terminal's SIGHUP does not
- * reach it), that waits on a pipe from fence: a `done` line lets it go; the pipe's end without
- * one means fence died unclosed, and it runs the sweep on `file`. While waiting it is a `sh`
- * (about 1 MB), Node starts only to sweep.
+ * reach it), that waits on a pipe from fence and sweeps with `file` once the pipe ends, that
+ * is once fence's process is gone, however it went: after a clean close a second pass, which
+ * catches what a process of the sandbox still being torn down wrote after fence's own sweep;
+ * after SIGKILL or a crash, the only one. It removes the record after. While waiting it is a
+ * `sh` (about 1 MB); Node starts only to sweep. Whether one started.
  */
-function startGuardian(file: string): { done(): void } | undefined {
+function startGuardian(file: string): boolean {
   const script = guardianScript();
-  if (!script) return undefined;
+  if (!script) return false;
   try {
-    const child = spawn('/bin/sh', ['-c', 'read -r word; [ "$word" = done ] || exec "$0" "$1" "$2"', process.execPath, script, file], {
+    const child = spawn('/bin/sh', ['-c', 'while read -r _; do :; done; exec "$0" "$1" "$2"', process.execPath, script, file], {
       cwd: '/',
       detached: true,
       stdio: ['pipe', 'ignore', 'inherit'],
@@ -310,13 +313,9 @@ function startGuardian(file: string): { done(): void } | undefined {
     child.stdin?.on('error', () => undefined);
     (child.stdin as Socket | null)?.unref();
     child.unref();
-    return {
-      done() {
-        child.stdin?.end('done\n');
-      },
-    };
+    return true;
   } catch {
-    return undefined;
+    return false;
   }
 }
 
