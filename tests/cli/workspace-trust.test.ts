@@ -81,7 +81,7 @@ describe('a repository fence has not been told to trust', () => {
 
     const trusted = await fence(['trust']);
     expect(trusted.exitCode).toBe(0);
-    expect(trusted.stdout).toContain('MCP server evil: runs sh -c echo ran > mcp-started.txt');
+    expect(trusted.stdout).toContain('MCP server evil: runs sh -c "echo ran > mcp-started.txt"');
     expect(trusted.stdout).toContain('command tool leak: runs sh -c env');
     expect(trusted.stdout).toContain('policy: allow * (your own rules that deny or ask still win)');
     const size = statSync(join(cli.dirs.workspace, 'AGENTS.md')).size;

@@ -2,7 +2,7 @@ import { rmSync, symlinkSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SandboxPolicy } from '../../src/runtime/sandbox-policy';
+import { DENIED_IN_HOME, type SandboxPolicy } from '../../src/runtime/sandbox-policy';
 import type { ToolContext, ToolResult } from '../../src/tools/define-tool';
 import { walkBoundary } from '../../src/tools/file-boundary';
 import { findFiles, globTool } from '../../src/tools/glob';
@@ -219,7 +219,7 @@ describe('walkBoundary', () => {
     const policy = await withLinksAndSecrets();
     const { workspace, root } = machine();
     expect(walkBoundary({ sandbox: policy }, workspace)?.leftOut).toEqual(['private', 'docs/token.txt']);
-    expect(walkBoundary({ sandbox: policy }, join(workspace, 'home-link'))?.leftOut.sort()).toEqual(['.aws', '.config/gcloud', '.docker', '.gnupg', '.netrc', '.ssh', 'secrets']);
+    expect(walkBoundary({ sandbox: policy }, join(workspace, 'home-link'))?.leftOut.sort()).toEqual([...DENIED_IN_HOME, 'secrets'].sort());
     expect(walkBoundary({ sandbox: policy }, root)?.leftOut).toContain('home/.ssh');
     expect(walkBoundary({ sandbox: policy }, root)?.leftOut).not.toContain('home/.fence');
   });
