@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../config/config';
@@ -47,7 +48,9 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
     return 0;
   }
   out(`writable: ${mode === 'read-only' ? 'nothing' : policy.writable.map(shown).join(', ')}; /tmp is the session's own`);
-  out(`denied: ${policy.denied.map(shown).join(', ')}`);
+  // The credential stores are many: those this machine has are named, the others counted.
+  const absent = policy.denied.filter((path) => !existsSync(path));
+  out(`denied: ${policy.denied.filter((path) => existsSync(path)).map(shown).join(', ') || 'nothing present here'}${absent.length > 0 ? `; and ${absent.length} more credential stores and paths, absent here (see docs/sandbox.md)` : ''}`);
   out(`protected: ${policy.protected.map((path) => path.slice(workspace.path.length + 1)).join(', ')}`);
   out(`network: ${policy.network === true ? 'on' : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
   if (support.kind !== 'bubblewrap') return support.kind === 'none' ? 1 : 0;
