@@ -11,6 +11,7 @@ import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
 import type { SandboxMode } from '../runtime/sandbox-policy';
+import { visibleText } from '../runtime/visible-text';
 import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { openSession } from './open-session';
@@ -246,7 +247,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       duration_ms: Date.now() - started,
       ...(ending.message ? { error: ending.message } : {}),
     };
-    if (ending.message) err.write(`fence: ${ending.message}; session ${session.store.id}\n`);
+    // The message may quote the provider's error text: shown, never acted on by the terminal.
+    if (ending.message) err.write(`fence: ${visibleText(ending.message)}; session ${session.store.id}\n`);
     if (output === 'json') process.stdout.write(jsonResult(summary));
     else if (stream) stream.result(summary);
     // The answer was streamed on stderr: printed again on the same terminal, it would show twice.

@@ -88,4 +88,13 @@ describe('one-shot text output', () => {
     expect(run.stdout).toContain('around');
     expect(run.stdout).not.toMatch(LIVE);
   });
+
+  it('quotes a provider\'s error on stderr without its escape sequences', { timeout: 60_000 }, async () => {
+    const { server, dirs } = cli;
+    server.reply((r) => r.status(400, { message: 'bad request\x1b]0;pwned\x07\x1b\x1b]0;x\x07]52;c;eA==\x07 try again' }));
+    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: cli.env() });
+    expect(run.exitCode).not.toBe(0);
+    expect(run.stderr).toContain('try again');
+    expect(run.stderr).not.toMatch(LIVE);
+  });
 });
