@@ -7,7 +7,7 @@
  */
 
 /** Anything that needs work: C0 controls but tab and line feed, DEL, C1 controls, bidi controls. */
-const NEEDS_WORK = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const NEEDS_WORK = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const ESC = 0x1b;
 const BEL = 0x07;
@@ -89,11 +89,18 @@ export class VisibleTextStream {
  */
 function shownText(text: string, removeSequences: boolean, holdOpenEnd: boolean): { shown: string; heldFrom: number } {
   if (!NEEDS_WORK.test(text)) return { shown: text, heldFrom: text.length };
-  let out = '';
+  const special = new RegExp(NEEDS_WORK.source, 'g');
+  const parts: string[] = [];
   let at = 0;
   // A string sequence that started before this index has no terminator before it (see `stringEnd`).
   let unterminatedBefore = -1;
   while (at < text.length) {
+    // Plain text up to the next character that needs work is copied as one piece.
+    special.lastIndex = at;
+    const next = special.exec(text)?.index ?? text.length;
+    if (next > at) parts.push(text.slice(at, next));
+    at = next;
+    if (at === text.length) break;
     const code = text.charCodeAt(at);
     let end: number | 'open' | undefined;
     if (removeSequences && (code === ESC || code === C1_CSI || C1_STRINGS.has(code))) {
@@ -108,7 +115,7 @@ function shownText(text: string, removeSequences: boolean, holdOpenEnd: boolean)
       }
     }
     const open = end === 'open' || (code === CR && at === text.length - 1);
-    if (open && holdOpenEnd && text.length - at <= MAX_HELD) return { shown: out, heldFrom: at };
+    if (open && holdOpenEnd && text.length - at <= MAX_HELD) return { shown: parts.join(''), heldFrom: at };
     if (typeof end === 'number') {
       at = end;
       continue;
@@ -117,10 +124,10 @@ function shownText(text: string, removeSequences: boolean, holdOpenEnd: boolean)
       at++;
       continue;
     }
-    out += code === LF || code === 0x09 ? text[at] : shownControl(code, text[at] as string);
+    parts.push(shownControl(code, text[at] as string));
     at++;
   }
-  return { shown: out, heldFrom: text.length };
+  return { shown: parts.join(''), heldFrom: text.length };
 }
 
 /** What an ESC followed by `next` starts. */
