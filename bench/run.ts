@@ -22,6 +22,7 @@ import { financeFigures, median, sandboxFigures } from './ptc';
 import { osSandboxFigures } from './os-sandbox';
 import { reasoningFigures } from './reasoning';
 import { pythonFigures, shellLargeOutputFigures } from './runtimes';
+import { visibleColouredOutput, visibleUnterminatedStrings } from './visible-text';
 
 const BIN = resolve(import.meta.dirname, '../bin/fence.js');
 const root = mkdtempSync(join(tmpdir(), 'fence-bench-'));
@@ -103,6 +104,8 @@ const rows: [string, string, string][] = [];
 rows.push(['shell `true` round trip', fmt(await shellRoundTrip(), 'ms'), '≤ 2 ms']);
 rows.push(['scan a 1 MB reply in 16-byte chunks', fmt(scanOneMegabyte(), 'ms'), '≤ 50 ms']);
 rows.push(['scan a 100,000-line save with nested blocks in 64-byte chunks', fmt(scanNestedSave(100_000), 'ms'), '≤ 100 ms']);
+rows.push(['make 10 MB of coloured tool output visible', fmt(visibleColouredOutput(), 'ms'), '≤ 200 ms']);
+rows.push(['make 6 MB of unterminated escape strings visible', fmt(visibleUnterminatedStrings(), 'ms'), '≤ 2000 ms']);
 rows.push(['tool-call overhead (`echo`, block complete → next request, model waits 300 ms)', fmt(await toolCallOverhead(), 'ms'), '≤ 15 ms']);
 rows.push(['peak RSS of a one-turn run', fmt(await oneTurnRss(), 'MB'), '≤ 100 MB']);
 
