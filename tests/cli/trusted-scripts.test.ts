@@ -39,8 +39,11 @@ function projectWithScripts(workspace: string): void {
   writeFileSync(join(dirname(workspace), 'outside.mjs'), '// not in the workspace\n');
 }
 
+/** Runs fence in the workspace, with a home folder beside it (a workspace that is the home folder is refused). */
 function fence(args: string[]) {
-  return runFence(args, { cwd: cli.dirs.workspace, env: cli.env() });
+  const home = join(dirname(cli.dirs.workspace), 'person');
+  mkdirSync(home, { recursive: true });
+  return runFence(args, { cwd: cli.dirs.workspace, env: { ...cli.env(), HOME: home } });
 }
 
 async function runOnce(): Promise<{ stderr: string; started: boolean }> {
