@@ -62,6 +62,8 @@ export async function openSession(options: {
   shell?: StartingShell;
   /** `--sandbox`, when given (see `openSessionSandbox`). */
   sandboxMode?: SandboxMode;
+  /** The person agreed to make a workspace writable that is the home folder or above it (see `openSessionSandbox`). */
+  wideWorkspace?: 'allowed';
 }): Promise<OpenSession> {
   // The shell is a built-in tool of every session: one started for another folder, or for another session, is not this one's.
   const given = options.shell?.cwd === options.workspace && (options.resume === undefined || options.shell.sessionId === undefined) ? options.shell : undefined;
@@ -79,6 +81,7 @@ export async function openSession(options: {
       fenceHome: options.home,
       sessionId: id,
       auto: options.auto === true,
+      ...(options.wideWorkspace ? { wideWorkspace: options.wideWorkspace } : {}),
     });
     if ('error' in chosen) throw new Error(chosen.error);
     shell = startShell(options.workspace, chosen.sandbox, { passEnv: options.config.sandbox.passEnv, ...(chosen.warning ? { warning: chosen.warning } : {}) });

@@ -14,6 +14,7 @@ import type { SandboxMode } from '../runtime/sandbox-policy';
 import { visibleText } from '../runtime/visible-text';
 import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
+import { homeWorkspaceReason } from './home-workspace';
 import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
 import { resumeTarget } from './resume-target';
@@ -113,6 +114,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   if (interactive) {
     const { runChat } = await import('../tui/chat');
     const trustQuestion = loaded.config.trust && !isUsable(loaded.config.trust) ? trustQuestionFor(loaded.config.trust) : undefined;
+    const wide = (options.sandbox ?? loaded.config.sandbox.mode ?? 'workspace-write') === 'workspace-write' ? homeWorkspaceReason(workspace.path) : undefined;
     return runChat({
       openSession: async ({ confirm, signal, config }) => {
         // A shell started with the configuration the person has just trusted away is not this session's.
@@ -128,12 +130,15 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
           confirm,
           keepFiles: true,
           ...(options.sandbox ? { sandboxMode: options.sandbox } : {}),
+          // The chat asked first (`wideWorkspaceQuestion`), and opens no session without a yes.
+          ...(wide ? { wideWorkspace: 'allowed' as const } : {}),
           ...(shell && sameConfig ? { shell } : {}),
           ...(options.name ? { name: options.name } : {}),
           ...(resumeId ? { resume: resumeId.id } : {}),
         });
       },
       ...(trustQuestion ? { trustQuestion } : {}),
+      ...(wide ? { wideWorkspaceQuestion: { lines: wideWorkspaceLines(workspace.path, wide) } } : {}),
       home: fenceHome(),
       workspace: workspace.path,
       resolved,
@@ -263,6 +268,16 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     // The process exits right after (see main.ts): the shell and the kernel need not be waited for.
     await session.close({ exiting: true });
   }
+}
+
+/** The chat's question before making a workspace writable that is the home folder or above it. */
+function wideWorkspaceLines(workspace: string, reason: string): string[] {
+  return [
+    `fence would let the model's commands write in ${workspace}: ${reason}.`,
+    "Your shell's, git's and the desktop's start-up files there stay read-only, but everything else of yours would be writable.",
+    'Better: leave, cd into a project folder (or give -w <folder>), or start with --sandbox read-only.',
+    `Make ${workspace} writable for this session anyway?`,
+  ];
 }
 
 /**

@@ -3,9 +3,11 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { SandboxConfig } from '../config/config';
 import { configHome } from '../config/paths';
+import { homeWorkspaceReason, homeWorkspaceRefusal } from './home-workspace';
 import { sessionOutputsDir } from '../conversation/session-store';
 import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../runtime/os-sandbox';
 import { sandboxResourceLimits } from '../runtime/sandbox-resource-limits';
+import { startupFilesWithin } from '../runtime/startup-files';
 import { DENIED_IN_HOME, workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
@@ -20,6 +22,8 @@ export interface SessionSandboxOptions {
   sessionId: string;
   /** An autonomous run: it refuses to start without a sandbox unless the sandbox was turned off on purpose. */
   auto?: boolean;
+  /** The person agreed to a workspace that is the home folder or above it (see `homeWorkspaceReason`); otherwise `workspace-write` refuses one. */
+  wideWorkspace?: 'allowed';
   env?: NodeJS.ProcessEnv;
   home?: string;
 }
@@ -32,10 +36,14 @@ export type SessionSandbox = { sandbox: OsSandbox; warning?: string } | { error:
  * `workspace-write`. Where the machine cannot sandbox, the session goes on without one and
  * `warning` says so and how to fix it, except an `--auto` run, which has nobody watching: it
  * refuses to start unless the sandbox was turned off on purpose (`--sandbox off`, or
- * `mode = "off"` in the user's configuration).
+ * `mode = "off"` in the user's configuration). A `workspace-write` session in the home folder,
+ * `/` or a folder above the home folder is refused with the reason and what to do instead,
+ * unless the person agreed to it (`wideWorkspace`).
  */
 export function openSessionSandbox(options: SessionSandboxOptions): SessionSandbox {
   const mode = options.mode ?? options.config.mode ?? 'workspace-write';
+  const wide = mode === 'workspace-write' && options.wideWorkspace !== 'allowed' ? homeWorkspaceReason(options.workspace, options.home) : undefined;
+  if (wide !== undefined) return { error: homeWorkspaceRefusal(resolve(options.workspace), wide) };
   const policy = sessionPolicy({ ...options, mode });
   if (mode === 'off') return { sandbox: noSandbox(policy) };
   const support = sandboxSupport(options.env, join(options.fenceHome, 'sandbox-probe.json'));
@@ -95,7 +103,9 @@ function removeIfNeverStarted(outputs: string, firstMade: string): void {
  * The rules of a session's sandbox: the workspace and the user's `writable` paths are
  * writable; keys, credentials, fence's data (but for this session's outputs) and fence's
  * configuration folder are denied, with the configuration's `deny_read`; fence's
- * configuration and git's hooks and config in the workspace are protected.
+ * configuration and git's hooks and config in the workspace are protected, and so are the
+ * shell, git and desktop start-up files of the home folder that a writable path holds (see
+ * `STARTUP_FILES_IN_HOME`).
  */
 export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMode }): SandboxPolicy {
   const home = options.home ?? homedir();
@@ -103,11 +113,14 @@ export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMo
   const place = (path: string) => (path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : isAbsolute(path) ? resolve(path) : resolve(workspace, path));
   return {
     mode: options.mode,
+  const writable = [workspace, ...options.config.writable.map(place)];
+  // Shell, git and desktop start-up files stay read-only when a writable path holds them (the home folder, ~/.config, …).
+  const startup = options.mode === 'workspace-write' ? startupFilesWithin(resolve(home), writable) : [];
     workspace,
-    writable: [workspace, ...options.config.writable.map(place)],
+    writable,
     denied: [...DENIED_IN_HOME.map((path) => join(home, path)), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)],
     readable: [sessionOutputsDir(resolve(options.fenceHome), options.sessionId)],
-    protected: existsSync(workspace) ? workspaceProtectedPaths(workspace) : [],
+    protected: [...(existsSync(workspace) ? workspaceProtectedPaths(workspace) : []), ...startup],
     network: options.config.network,
   };
 }

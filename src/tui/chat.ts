@@ -62,6 +62,12 @@ export interface ChatSetup {
    * `trust` records the trust and gives the configuration read again with it.
    */
   trustQuestion?: { lines: string[]; trust(): { config: FenceConfig } | { error: string } };
+  /**
+   * The workspace is the home folder, `/` or above the home folder, and the sandbox would make
+   * it writable: `lines` say why that is a risk; asked first, and anything but yes leaves
+   * before a session opens.
+   */
+  wideWorkspaceQuestion?: { lines: string[] };
 }
 
 /** Where the chat's input history is kept, across sessions. */
@@ -73,11 +79,11 @@ export function historyPath(home: string): string {
  * Asks whether to trust the workspace, showing what that lets in: `y` or `yes` trusts it,
  * anything else (Enter too) goes on without its configuration, Ctrl-C leaves.
  */
-async function askTrust(question: NonNullable<ChatSetup['trustQuestion']>, view: ChatView, editor: LineEditor, style: ReturnType<typeof createStyle>): Promise<'yes' | 'no' | 'interrupt'> {
+async function askTrust(question: Pick<NonNullable<ChatSetup['trustQuestion']>, 'lines'>, view: ChatView, editor: LineEditor, style: ReturnType<typeof createStyle>, asked = 'trust it?'): Promise<'yes' | 'no' | 'interrupt'> {
   // The lines quote the folder's own configuration (commands, names): shown, never acted on by the terminal.
   const lines = question.lines.map(visibleText);
   view.printLines([...lines.slice(0, -1), style.bold(lines[lines.length - 1] ?? '')]);
-  const input = await editor.read(`${style.cyan('trust it?')} [y/N] `);
+  const input = await editor.read(`${style.cyan(asked)} [y/N] `);
   if (input.kind === 'interrupt') return 'interrupt';
   return input.kind === 'line' && /^\s*y(es)?\s*$/i.test(input.text) ? 'yes' : 'no';
 }
@@ -114,6 +120,14 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       }
     },
   });
+
+  if (setup.wideWorkspaceQuestion) {
+    const answer = await askTrust(setup.wideWorkspaceQuestion, view, editor, style, 'make it writable?');
+    if (answer !== 'yes') {
+      editor.close();
+      return answer === 'interrupt' ? EXIT_CODES.interrupted : EXIT_CODES.done;
+    }
+  }
 
   let config = setup.config;
   if (setup.trustQuestion) {

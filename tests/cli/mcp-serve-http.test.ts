@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -31,7 +32,7 @@ afterEach(async () => {
 async function serve(extraEnv: Record<string, string> = {}): Promise<Serving> {
   const child = spawn(process.execPath, [FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace, '--http', '0'], {
     cwd: cli.dirs.workspace,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...env(), ...extraEnv },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(cli.dirs.workspace), ...env(), ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -41,7 +41,7 @@ async function connect(clientName = 'Test Client/1', extraArgs: string[] = [], e
     command: process.execPath,
     args: [FENCE_BIN, 'mcp', 'serve', '-w', cli.dirs.workspace, ...extraArgs],
     cwd: cli.dirs.workspace,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...env(extraConfig) },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(cli.dirs.workspace), ...env(extraConfig) },
     stderr: 'pipe',
   });
   let stderr = '';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { cliProviders, FENCE_BIN, readOnlySessionLog, runFence, useCliRun } from '../support/run-cli';
@@ -168,7 +168,7 @@ describe('the final answer of -n, once where it is read', () => {
     script();
     const together = await execa('/bin/sh', ['-c', 'exec "$@" 2>&1', 'sh', process.execPath, FENCE_BIN, '-n', '-m', 'local/test', 'what is it?'], {
       cwd: cli.dirs.workspace,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...cli.env() },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(cli.dirs.workspace), ...cli.env() },
       extendEnv: false,
       input: '',
       reject: false,

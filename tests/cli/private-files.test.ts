@@ -1,5 +1,5 @@
 import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
@@ -42,7 +42,7 @@ describe('what fence keeps of a session', () => {
 function fenceUmask022(args: string[], options: { cwd: string; env: Record<string, string> }) {
   return execa('sh', ['-c', 'umask 022; exec "$0" "$@"', process.execPath, FENCE_BIN, ...args], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd, LANG: 'C.UTF-8', ...options.env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(options.cwd), LANG: 'C.UTF-8', ...options.env },
     extendEnv: false,
     input: '',
     reject: false,

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/conversation/message';
@@ -14,7 +14,7 @@ const cli = useCliRun();
 function startFence(args: string[], more: { input?: string } = {}) {
   return execa(process.execPath, [FENCE_BIN, '-m', 'local/test', ...args], {
     cwd: cli.dirs.workspace,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, LANG: 'C.UTF-8', ...cli.env() },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(cli.dirs.workspace), LANG: 'C.UTF-8', ...cli.env() },
     extendEnv: false,
     input: more.input ?? '',
     reject: false,

@@ -1,5 +1,5 @@
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
@@ -56,7 +56,7 @@ describe('fence sessions list', () => {
     cli.server.reply((r) => r.text('Thinking').hang());
     const running = execa(process.execPath, [FENCE_BIN, '-m', 'local/test', '-n', '--name', 'busy', 'think hard'], {
       cwd: cli.dirs.workspace,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cli.dirs.workspace, ...cli.env() },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(cli.dirs.workspace), ...cli.env() },
       extendEnv: false,
       input: '',
       reject: false,

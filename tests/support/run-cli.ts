@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach } from 'vitest';
 import { startFakeLlm, type FakeLlm } from './fake-llm';
@@ -31,7 +31,7 @@ export function makeCliDirs(): CliDirs {
 export function runFence(args: string[], options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs?: number }) {
   return execa(process.execPath, [FENCE_BIN, ...args], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd, LANG: 'C.UTF-8', ...options.env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(options.cwd), LANG: 'C.UTF-8', ...options.env },
     extendEnv: false,
     input: options.input ?? '',
     reject: false,

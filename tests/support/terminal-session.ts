@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import * as pty from 'node-pty';
 import { FENCE_BIN } from './run-cli';
 
@@ -66,7 +67,7 @@ export function startTerminalSession(options: {
     rows,
     cwd: options.cwd,
     name: 'xterm-256color',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: options.cwd, LANG: 'C.UTF-8', TERM: 'xterm-256color', ...options.env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(options.cwd), LANG: 'C.UTF-8', TERM: 'xterm-256color', ...options.env },
   });
   let raw = '';
   const titles: string[] = [];
