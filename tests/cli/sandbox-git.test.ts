@@ -3,6 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSy
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { block, bubblewrapMissing, fenceIn, script, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
+import { KEYS, startTerminalSession } from '../support/terminal-session';
 
 /**
  * A scripted model leaves things in the workspace that would make git run a program of its
@@ -46,12 +47,12 @@ function firstCommit(rig: SandboxRig): void {
 /** The fence run, with git's author known inside. */
 const fence = (rig: SandboxRig, args: string[] = ['-n', 'work on the project']) => fenceIn(rig, args, AUTHOR);
 
-/** The pid of the guardian of fence `pid`: the process whose command line names fence's record. */
-function guardianOf(pid: number): number | undefined {
+/** The pid of the git guard's guardian of the fence running in `rig`: the process whose command line names a record in its FENCE_HOME. */
+function guardianIn(rig: SandboxRig): number | undefined {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (new RegExp(`git-guard/[0-9a-f]+-${pid}-[0-9a-f]+\\.json`).test(readFileSync(`/proc/${name}/cmdline`, 'utf8'))) return Number(name);
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(`${join(rig.fenceHome, 'git-guard')}/`)) return Number(name);
     } catch {
       // Gone meanwhile.
     }
@@ -167,8 +168,8 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
   }, 120_000);
 
   it('a nested repository left by a fence killed with its guardian is swept at the next start in that folder', async () => {
-    const killed = await plantThen('SIGKILL', (pid) => {
-      const guardian = guardianOf(pid);
+    const killed = await plantThen('SIGKILL', () => {
+      const guardian = guardianIn(rig());
       expect(guardian).toBeDefined();
       process.kill(guardian as number, 'SIGKILL');
     });
@@ -209,6 +210,26 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
 
     expect(during).toBe(false);
     expect(gitRunsModelCode(rig(), [rig().workspace, join(rig().workspace, 'evil')])).toBe(false);
+  }, 120_000);
+
+  it('in the chat, SIGHUP (the terminal closed) closes the session, and its close sweeps', async () => {
+    const stderr = join(rig().root, 'chat-stderr.txt');
+    script(rig(), [block('shell', `git init -q sub && git -C sub config core.fsmonitor '${fsmonitor(rig())}'`)]);
+    rig().server.reply((reply) => reply.hang());
+    const chat = startTerminalSession({ args: ['-m', 'local/test', '--yes'], cwd: rig().workspace, env: { ...rig().env, ...AUTHOR }, stderrTo: stderr });
+    onTestFinished(() => chat.kill());
+    await chat.waitFor('/help for commands');
+    chat.type(`set up the project${KEYS.enter}`);
+    await rig().server.waitForRequests(2);
+    // Only the chat's own close can sweep now.
+    const guardian = guardianIn(rig());
+    expect(guardian).toBeDefined();
+    process.kill(guardian as number, 'SIGKILL');
+    chat.kill();
+    await chat.exited;
+
+    expect(readFileSync(stderr, 'utf8')).toContain(`moved to ${join(rig().workspace, 'sub', '.git', 'config.disabled-by-fence')}`);
+    expect(gitRunsModelCode(rig(), [rig().workspace, join(rig().workspace, 'sub')])).toBe(false);
   }, 120_000);
 
   it('a .git/hooks that is a link, replaced by a folder with a planted hook', async () => {
