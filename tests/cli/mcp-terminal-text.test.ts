@@ -1,10 +1,17 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runFence, useCliRun } from '../support/run-cli';
 
 const cli = useCliRun();
+
+/** fence's environment for a run in the workspace, with a home folder beside it (a workspace that is the home folder is refused). */
+function fenceEnv(): Record<string, string> {
+  const home = join(dirname(cli.dirs.workspace), 'person');
+  mkdirSync(home, { recursive: true });
+  return { ...cli.env(), HOME: home };
+}
 const require = createRequire(import.meta.url);
 
 /** Anything a terminal would act on rather than show: ESC, BEL and the other C0 controls but tab and line feed, C1 controls. */
@@ -48,7 +55,7 @@ describe('MCP text on the terminal', () => {
     );
     cli.trust();
 
-    const run = await runFence(['mcp', 'list'], { cwd: dirs.workspace, env: cli.env() });
+    const run = await runFence(['mcp', 'list'], { cwd: dirs.workspace, env: fenceEnv() });
     expect(run.stdout).toContain('notes_read_notes');
     expect(run.stdout).toContain('Reads the notes.');
     expect(run.stdout).toContain('Safe<U+202E>.');
@@ -64,7 +71,7 @@ describe('MCP text on the terminal', () => {
     writeFileSync(join(dirs.workspace, 'fence.toml'), ['[mcp.servers.broken]', 'command = "sh"', `args = ["-c", ${JSON.stringify(broken)}]`, ''].join('\n'));
     cli.trust();
     server.reply((r) => r.text('Hello.'));
-    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: cli.env() });
+    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: fenceEnv() });
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toMatch(/MCP server broken did not start: .*boom/);
     expect(run.stderr).not.toMatch(LIVE);
