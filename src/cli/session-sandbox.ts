@@ -65,6 +65,8 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   return {
     sandbox: {
       ...sandbox,
+      // The file tools find a path under /tmp in the sandbox's own /tmp, as the shell does.
+      ...(support.kind === 'bubblewrap' && sandbox.tempDir !== undefined ? { policy: { ...sandbox.policy, privateTmp: sandbox.tempDir } } : {}),
       close() {
         sandbox.close();
         if (made !== undefined) removeIfNeverStarted(outputs, made);

@@ -36,6 +36,11 @@ export interface SandboxPolicy {
    * well, but for the policy's own paths inside them (a workspace under `/tmp`). Absent: none.
    */
   replaced?: string[];
+  /**
+   * The host folder that is the sandbox's own `/tmp`: a file tool given a path under `/tmp`
+   * reads and writes it there, as the shell would (see `inSandboxTmp`). Absent: none.
+   */
+  privateTmp?: string;
 }
 
 /** What a path allows: writing (and reading), reading only, or nothing. */
@@ -114,6 +119,7 @@ export function lexicalAccess(policy: SandboxPolicy, absolute: string): PathAcce
   const path = resolve(absolute);
   if (policy.readable.some((root) => isWithin(path, root))) return 'read';
   if (policy.denied.some((root) => isWithin(path, root))) return 'none';
+  if (policy.privateTmp !== undefined && isWithin(path, policy.privateTmp)) return 'write';
   if (isReplaced(policy, path)) return 'none';
   if (policy.protected.some((root) => isWithin(path, root))) return 'read';
   if (policy.mode === 'workspace-write' && policy.writable.some((root) => isWithin(path, root))) return 'write';
@@ -127,6 +133,17 @@ export function lexicalAccess(policy: SandboxPolicy, absolute: string): PathAcce
 export function isReplaced(policy: SandboxPolicy, path: string): boolean {
   if (!policy.replaced?.some((root) => isWithin(path, root))) return false;
   return ![policy.workspace, ...policy.writable, ...policy.readable].some((root) => isWithin(path, root));
+}
+
+/**
+ * Where a file tool finds `absolute` (absolute, normalised): a path under `/tmp` that is not
+ * one of the policy's own (the workspace, a writable or readable path) is the same path in the
+ * sandbox's own `/tmp`, when the policy has one (`privateTmp`); any other path is itself.
+ */
+export function inSandboxTmp(policy: SandboxPolicy, absolute: string): string {
+  if (policy.privateTmp === undefined || !isWithin(absolute, '/tmp') || isWithin(absolute, policy.privateTmp)) return absolute;
+  if ([policy.workspace, ...policy.writable, ...policy.readable].some((root) => isWithin(absolute, root))) return absolute;
+  return join(policy.privateTmp, absolute.slice('/tmp'.length));
 }
 
 const RANK: Record<PathAccess, number> = { none: 0, read: 1, write: 2 };

@@ -1,5 +1,6 @@
 import { basename, dirname, join, relative, sep } from 'node:path';
 import {
+  inSandboxTmp,
   isWithin,
   lexicalAccess,
   pathAccess,
@@ -10,7 +11,7 @@ import {
   type SandboxPolicy,
 } from '../runtime/sandbox-policy';
 import type { ToolContext } from './define-tool';
-import type { WorkspaceFile } from './workspace-path';
+import { displayPath, type WorkspaceFile } from './workspace-path';
 
 /**
  * The file tools' side of the session's sandbox: they refuse what it refuses the shell, so a
@@ -26,6 +27,28 @@ export type FileUse = 'read' | 'write';
 export function activeSandbox(ctx: Pick<ToolContext, 'sandbox'>): SandboxPolicy | undefined {
   const { sandbox } = ctx;
   return sandbox === undefined || sandbox.mode === 'off' ? undefined : sandbox;
+}
+
+/**
+ * `file` as the sandboxed shell would find it: a path under `/tmp` is the sandbox's own `/tmp`
+ * (see `inSandboxTmp`), named to the model as it wrote it. Unchanged without an active sandbox
+ * or one with no private `/tmp`.
+ */
+export function inSandboxView(ctx: Pick<ToolContext, 'sandbox'>, file: WorkspaceFile): WorkspaceFile {
+  const sandbox = activeSandbox(ctx);
+  if (sandbox === undefined) return file;
+  const absolute = inSandboxTmp(sandbox, file.absolute);
+  return absolute === file.absolute ? file : { absolute, shown: file.shown };
+}
+
+/**
+ * How to name `absolute` to the model: as `displayPath` does, but a path in the sandbox's own
+ * `/tmp` as the sandbox names it (`/tmp/out.txt`).
+ */
+export function sandboxShownPath(ctx: Pick<ToolContext, 'sandbox' | 'workspace'>, absolute: string): string {
+  const privateTmp = activeSandbox(ctx)?.privateTmp;
+  if (privateTmp !== undefined && isWithin(absolute, privateTmp)) return join('/tmp', relative(privateTmp, absolute));
+  return displayPath(ctx.workspace, absolute);
 }
 
 /**

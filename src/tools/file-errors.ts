@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { ToolContext, ToolResult } from './define-tool';
-import { boundaryRefusal, type FileUse } from './file-boundary';
+import { boundaryRefusal, inSandboxView, sandboxShownPath, type FileUse } from './file-boundary';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, locateFile, type WorkspaceFile } from './workspace-path';
@@ -24,7 +24,7 @@ export async function runOnFile(
   const { workspace } = ctx;
   let file: WorkspaceFile;
   try {
-    file = locateFile(workspace, path);
+    file = inSandboxView(ctx, locateFile(workspace, path));
   } catch (error) {
     if (error instanceof ToolInputError) return { output: error.message, isError: true };
     throw error;
@@ -36,7 +36,7 @@ export async function runOnFile(
   } catch (error) {
     if (error instanceof ToolInputError) return { output: error.message, isError: true };
     const code = errorCode(error);
-    if (code === 'ENOENT') return { output: await describeMissingPath(workspace, file.absolute), isError: true };
+    if (code === 'ENOENT') return { output: await describeMissingPath(workspace, file.absolute, (absolute) => sandboxShownPath(ctx, absolute)), isError: true };
     const message = code === undefined ? undefined : fileErrorMessage(code, file.shown);
     if (message !== undefined) return { output: message, isError: true };
     throw error;
@@ -57,16 +57,16 @@ export function binaryFileRefusal(shown: string, size: number, refusal: string):
  * similar name (same name in another case, same name with another extension, or a name a
  * couple of typos away), or saying that the folder itself is missing.
  */
-export async function describeMissingPath(workspace: string, absolute: string): Promise<string> {
-  const shown = displayPath(workspace, absolute);
+export async function describeMissingPath(workspace: string, absolute: string, show = (path: string) => displayPath(workspace, path)): Promise<string> {
+  const shown = show(absolute);
   const folder = dirname(absolute);
   let names: string[];
   try {
     names = await readdir(folder);
   } catch {
-    return `${shown} does not exist (nor does the folder ${displayPath(workspace, folder)})`;
+    return `${shown} does not exist (nor does the folder ${show(folder)})`;
   }
-  const similar = similarNames(basename(absolute), names).map((name) => displayPath(workspace, join(folder, name)));
+  const similar = similarNames(basename(absolute), names).map((name) => show(join(folder, name)));
   if (similar.length === 0) return `${shown} does not exist`;
   return `${shown} does not exist; did you mean ${similar.join(' or ')}?`;
 }

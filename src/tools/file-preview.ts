@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { ToolContext, ToolPreview } from './define-tool';
-import { boundaryRefusal } from './file-boundary';
+import { boundaryRefusal, inSandboxView } from './file-boundary';
 import { openAdmitted, readOpened } from './opened-file';
 import { isBinary, plural } from './text-file';
 import { ToolInputError } from './tool-error';
@@ -25,7 +25,7 @@ export async function previewFileChange(
 ): Promise<ToolPreview> {
   let file;
   try {
-    file = locateFile(ctx.workspace, path);
+    file = inSandboxView(ctx, locateFile(ctx.workspace, path));
   } catch (error) {
     if (error instanceof ToolInputError) return { kind: 'note', text: error.message };
     throw error;

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext, type ToolResult } from './define-tool';
-import { walkBoundary, type WalkBoundary } from './file-boundary';
+import { sandboxShownPath, walkBoundary, type WalkBoundary } from './file-boundary';
 import { binaryFileRefusal, runOnFile } from './file-errors';
 import { compareCodeUnits, findFiles } from './glob';
 import { lineMatcher, type LineMatcher } from './grep-match';
 import { openAdmitted, type OpenedFile } from './opened-file';
 import { isBinary, plural } from './text-file';
 import { ToolInputError } from './tool-error';
-import { displayPath, type WorkspaceFile } from './workspace-path';
+import type { WorkspaceFile } from './workspace-path';
 
 /** Most matching lines `grep` returns; the rest are counted, not listed. */
 export const GREP_MATCH_LIMIT = 500;
@@ -117,7 +117,7 @@ export const grepTool = defineTool({
         const absolute = join(root.absolute, relative);
         // What the sandbox denies is left out without a word, as if it were not there (the shell sees no more).
         if (boundary && !boundary.shows(absolute)) continue;
-        files.push({ absolute, shown: displayPath(ctx.workspace, absolute) });
+        files.push({ absolute, shown: sandboxShownPath(ctx, absolute) });
       }
       return report(regex, root, await searchFiles(regex, files, ctx, boundary));
     });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CREDENTIAL_STORES } from '../../src/runtime/credential-stores';
@@ -149,7 +149,8 @@ describe.skipIf(bubblewrapMissing)('credentials on a developer machine, through 
     expect(results[3]).toMatch(/^\d+ /);
     expect(results[4]).toContain('cannot be read: the sandbox denies it');
     expect(results[6]).toMatch(/^\/proc\/self\/environ \(it leads to \/proc\/\d+\/environ\) cannot be read: commands in the sandbox have their own private \/tmp, \/run and \/proc/);
-    expect(results[9]).toMatch(/notes\.txt cannot be read: commands in the sandbox have their own private \/tmp/);
+    // A path under /tmp is the sandbox's own /tmp, where the host's file is not.
+    expect(results[9]).toBe(`${hostTmp}/notes.txt does not exist (nor does the folder ${hostTmp})`);
     expect(results[10]).toBe('linked\nExit code 0.');
     expect(results[11]).toMatch(/^proc-link\/environ \(it leads to \/proc\/\d+\/environ\) cannot be read: commands in the sandbox have their own private/);
 
@@ -158,6 +159,34 @@ describe.skipIf(bubblewrapMissing)('credentials on a developer machine, through 
     // The model did see the rest of the home folder and the environment: the test looked.
     expect(kept).toContain('LANG=C.UTF-8');
   }, 240_000);
+
+  it("lets the file tools and the shell share the sandbox's own /tmp, and keeps the host's out of it", async () => {
+    hostTmp = mkdtempSync('/tmp/fence-host-tmp-');
+    writeFileSync(join(hostTmp, 'notes.txt'), 'host-only-notes\n');
+    const scratch = `fence-scratch-${randomBytes(4).toString('hex')}`;
+    script(rig(), [
+      block('shell', `echo from-the-shell > /tmp/${scratch}.txt`),
+      block(`read /tmp/${scratch}.txt`, ''),
+      block(`save /tmp/${scratch}-saved.txt`, 'from-the-save-tool'),
+      block('shell', `cat /tmp/${scratch}-saved.txt; ls ${hostTmp} 2>&1`),
+      block(`grep /tmp`, 'from-the'),
+      'Shared.',
+    ]);
+    const result = await fenceIn(rig(), ['-n', 'use /tmp']);
+
+    expect(result.exitCode).toBe(0);
+    const [, read, save, cat, grep] = toolResults(rig()).map((message) => message.content);
+    expect(read).toContain('from-the-shell');
+    expect(save).not.toMatch(/cannot/);
+    expect(cat).toContain('from-the-save-tool');
+    expect(cat).toMatch(/No such file or directory/);
+    expect(grep).toContain(`/tmp/${scratch}.txt:1: from-the-shell`);
+    expect(grep).toContain(`/tmp/${scratch}-saved.txt:1: from-the-save-tool`);
+    expect(grep).not.toContain('fence-sandbox-');
+    // Nothing landed in the host's /tmp under those names.
+    expect(existsSync(`/tmp/${scratch}.txt`)).toBe(false);
+    expect(existsSync(`/tmp/${scratch}-saved.txt`)).toBe(false);
+  }, 120_000);
 
   it('lets git, node, npm test, python and pytest (and cargo, where installed) work from a warm home folder', async () => {
     const home = rig().home;

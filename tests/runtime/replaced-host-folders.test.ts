@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lexicalAccess, pathAccess, readRefusal, writeRefusal, type SandboxPolicy } from '../../src/runtime/sandbox-policy';
+import { inSandboxTmp, lexicalAccess, pathAccess, readRefusal, writeRefusal, type SandboxPolicy } from '../../src/runtime/sandbox-policy';
 
 /**
  * The host's /tmp, /run and /proc, which bubblewrap replaces with the sandbox's own: the file
@@ -51,5 +51,18 @@ describe('the replaced host folders', () => {
     expect(writeRefusal(policy, '/tmp/other/out.txt', '/tmp/other/out.txt')).toMatch(/^\/tmp\/other\/out\.txt cannot be written: commands in the sandbox have their own private/);
     expect(readRefusal(policy, '/tmp/fence-home/sessions/s1/conversation.jsonl', 'log')).toMatch(/^log cannot be read: the sandbox denies it/);
     expect(readRefusal(policy, '/home/someone/.ssh/id_rsa', 'key')).toMatch(/^key cannot be read: the sandbox denies it/);
+  });
+
+  it("map a path under /tmp to the sandbox's own /tmp, which the file tools may write in any mode", () => {
+    const withTmp: SandboxPolicy = { ...policy, privateTmp: '/tmp/fence-sandbox-1-abc/tmp' };
+    expect(inSandboxTmp(withTmp, '/tmp/out.txt')).toBe('/tmp/fence-sandbox-1-abc/tmp/out.txt');
+    expect(inSandboxTmp(withTmp, '/tmp')).toBe('/tmp/fence-sandbox-1-abc/tmp');
+    expect(inSandboxTmp(withTmp, '/tmp/project/src/a.ts')).toBe('/tmp/project/src/a.ts');
+    expect(inSandboxTmp(withTmp, '/tmp/fence-sandbox-1-abc/tmp/x')).toBe('/tmp/fence-sandbox-1-abc/tmp/x');
+    expect(inSandboxTmp(withTmp, '/tmpfile')).toBe('/tmpfile');
+    expect(inSandboxTmp(policy, '/tmp/out.txt')).toBe('/tmp/out.txt');
+    expect(lexicalAccess(withTmp, '/tmp/fence-sandbox-1-abc/tmp/out.txt')).toBe('write');
+    expect(lexicalAccess({ ...withTmp, mode: 'read-only' }, '/tmp/fence-sandbox-1-abc/tmp/out.txt')).toBe('write');
+    expect(lexicalAccess(withTmp, '/tmp/fence-sandbox-1-abc/other')).toBe('none');
   });
 });
