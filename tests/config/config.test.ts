@@ -129,7 +129,7 @@ cache_write_per_mtok = 0
     });
     expect(await projectError('[sandbox]\nmode = "none"\n')).toBe('fence.toml: sandbox.mode: expected "workspace-write", "read-only" or "off", got "none"');
     expect(await projectError('[sandbox]\nnetwork = "yes"\n')).toMatch(/^fence\.toml: sandbox\.network: expected true, false, or an array of hosts/);
-    expect(await projectError('[sandbox]\nallow = true\n')).toBe('fence.toml: sandbox: unknown key "allow" (known keys: mode, writable, deny_read, network, pass_env)');
+    expect(await projectError('[sandbox]\nallow = true\n')).toBe('fence.toml: sandbox: unknown key "allow" (known keys: mode, writable, deny_read, network, max_processes, max_memory_mb, max_file_mb, pass_env)');
     expect(await projectError('[tools.t]\ndescription = "d"\ncommand = ["t"]\nsandbox = "no"\n')).toBe('fence.toml: tools.t.sandbox: expected true or false, got "no"');
   });
 
@@ -182,6 +182,30 @@ cache_write_per_mtok = 0
     expect(await writeConfigs({ user: '[sandbox]\nmode = "off"\nnetwork = true\n', project: '[sandbox]\nmode = "workspace-write"\nnetwork = false\n' })).toMatchObject({
       config: { sandbox: { mode: 'workspace-write', network: false, ignored: [] } },
     });
+  });
+
+  it('lets a project lower the sandbox limits, not raise them, nor reach private addresses the user did not list', async () => {
+    const limited = await writeConfigs({
+      user: '[sandbox]\nmax_processes = 500\nnetwork = true\n',
+      project: '[sandbox]\nmax_processes = 100000\nmax_memory_mb = 1024\nmax_file_mb = 999999\nnetwork = ["pypi.org", "private:db.internal", "10.0.0.5:5432", "[fd00::1]"]\n',
+    });
+    expect(limited).toMatchObject({
+      config: {
+        sandbox: {
+          maxProcesses: 500,
+          maxMemoryMb: 1024,
+          network: ['pypi.org'],
+          ignored: [
+            'fence.toml: [sandbox] network: private:db.internal, 10.0.0.5:5432, [fd00::1] ignored: only your own config.toml can open this machine or a private network',
+            'fence.toml: [sandbox] max_processes = 100000 ignored: a project can lower a limit, not raise it',
+            'fence.toml: [sandbox] max_file_mb = 999999 ignored: a project can lower a limit, not raise it',
+          ],
+        },
+      },
+    });
+    if (!('config' in limited)) throw new Error(limited.error);
+    expect(limited.config.sandbox.maxFileMb).toBeUndefined();
+    expect(await projectError('[sandbox]\nmax_processes = 0\n')).toMatch(/^fence\.toml: sandbox\.max_processes: expected a positive integer/);
   });
 
   it('takes [sandbox] pass_env from the user’s file only, and says when a project asked for it', async () => {
