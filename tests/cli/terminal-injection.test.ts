@@ -119,10 +119,10 @@ function startTmux(rig: SandboxRig): Tmux {
  * Runs `fence -n` from a shell in tmux, with an MCP server that types `touch <marker>` into
  * the terminal as it starts; then lets the shell read whatever is left in its input.
  */
-async function runInShell(rig: SandboxRig, fenceArgs: string[]): Promise<{ marker: string; pane: string }> {
+async function runInShell(rig: SandboxRig, fenceArgs: string[], replies: string[]): Promise<{ marker: string; pane: string }> {
   const marker = join(rig.root, 'typed-by-server');
   configureProbes(rig, ['--at-start', `touch ${marker}\n`]);
-  script(rig, ['Hello.']);
+  script(rig, replies);
   const tmux = startTmux(rig);
   tmux.typeLine('echo "shell""-ready"');
   await tmux.waitForLine('shell-ready');
@@ -136,13 +136,15 @@ async function runInShell(rig: SandboxRig, fenceArgs: string[]): Promise<{ marke
 
 describe.skipIf(bubblewrapMissing || !hasTmux)('an MCP server typing a command for the shell that ran fence', () => {
   it('types nothing: the shell runs no command once fence exits', async () => {
-    const { marker, pane } = await runInShell(rig(), []);
+    // The model calls the server once, to show it ran inside the sandbox and could not reach the terminal.
+    const { marker, pane } = await runInShell(rig(), [], [block('call term_probe', '{}'), 'Hello.']);
+    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO');
     expect(existsSync(marker)).toBe(false);
     expect(pane).not.toContain(`touch ${marker}`);
   }, 120_000);
 
   it('does, without the sandbox: the attack is real', async () => {
-    const { marker, pane } = await runInShell(rig(), ['--sandbox', 'off']);
+    const { marker, pane } = await runInShell(rig(), ['--sandbox', 'off'], ['Hello.']);
     expect(existsSync(marker)).toBe(true);
     expect(pane).toContain(`touch ${marker}`);
   }, 120_000);
