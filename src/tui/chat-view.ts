@@ -1,10 +1,10 @@
 import type { AgentEvent } from '../agent/agent';
 import type { ToolUse } from '../parse/tool-use';
+import { visibleLine, visibleName, visibleText } from '../runtime/visible-text';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 import { MarkdownStream } from './markdown-stream';
 import { useWords } from './progress-renderer';
 import { Spinner } from './spinner';
-import { visibleLine, visibleName, visibleText } from '../runtime/visible-text';
 import { truncateToWidth, type Style } from './terminal-style';
 
 /** How many lines of a tool's output are shown whole; longer outputs show their head and tail. */
