@@ -74,6 +74,24 @@ describe.skipIf(bubblewrapMissing)('the terminal of a person running fence', () 
     // The shell keeps a terminal of its own (its pty, which bwrap shows as /dev/console).
     expect(results[3]?.content).toMatch(/^\/dev\/\S+\n42\n/);
   }, 120_000);
+
+  it('is not the controlling terminal of the Python kernel or a command tool even without a sandbox', async () => {
+    configureProbes(rig());
+    script(rig(), [
+      block('call typer', '{}'),
+      block('python', `import runpy\nrunpy.run_path(${JSON.stringify(PROBE)}, run_name="probe");`),
+      'Tried.',
+    ]);
+    const session = startTerminalSession({ args: ['-n', '-m', 'local/test', '--sandbox', 'off', 'type into the terminal'], cwd: rig().workspace, env: rig().env });
+    const exitCode = await session.exited;
+
+    expect(exitCode, session.lines().join('\n')).toBe(0);
+    // No filter here: the kernel and the tool are on pipes, in a session of their own.
+    const results = toolResults(rig()).map((message) => message.content);
+    for (const result of results) expect(result).toContain('/dev/tty: ENXIO; fd 0: ENOTTY; fd 1: ENOTTY; fd 2: ENOTTY');
+    expect(results).toHaveLength(2);
+    expect(session.raw).not.toContain(TYPED);
+  }, 120_000);
 });
 
 /** A tmux server of the test's own, with one window running bash as a person's shell would. */
