@@ -10,7 +10,7 @@ import { join } from 'node:path';
  * Today the table keeps terminals out: `ioctl(TIOCSTI)` pushes bytes into a terminal's input
  * as if they were typed, and `ioctl(TIOCLINUX)` can do the same on a Linux console (its paste
  * of the selection). A process that reached the person's terminal could type a command there
- * that their shell runs after fence exits, outside the sandbox. The bash's own pty is a
+ * that their shell runs after fence exits, outside the sandbox. The shell's own pty is a
  * terminal too, and is covered the same way.
  */
 
@@ -52,7 +52,7 @@ export interface SeccompArchitecture {
   syscalls: Record<SeccompRule['syscall'], number>;
   /**
    * Set on x86_64: system call numbers with this bit are the x32 ABI, which shares the
-   * architecture value but numbers its calls apart (its `ioctl` is not 16), so it is refused.
+   * architecture value but numbers its calls apart (its `ioctl` is not 16), so it is killed.
    */
   x32Bit?: number;
 }
