@@ -22,7 +22,7 @@ import {
   type SandboxConfig,
   type SandboxFileConfig,
 } from './config-schema';
-import { isWithheld } from './credential-names';
+import { holdsPasswordUrl, isWithheld } from './credential-names';
 import { configHome, fenceHome } from './paths';
 import { describeUnread, readRegularFile } from './regular-file';
 import { writeTomlKey } from './toml-value';
@@ -151,7 +151,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
     loaded[i] = parsed.file;
     sources.push(file.path);
   }
-  return { config: { ...mergeConfigFiles(loaded[0] ?? {}, loaded[1] ?? {}), sources, trust } };
+  return { config: { ...mergeConfigFiles(loaded[0] ?? {}, loaded[1] ?? {}, env), sources, trust } };
 }
 
 /**
@@ -182,13 +182,17 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
   return { file: result.data };
 }
 
-/** The project's file over the user's (see `loadConfig`), with defaults filled in. */
-export function mergeConfigFiles(user: ConfigFile, project: ConfigFile): Omit<FenceConfig, 'sources' | 'trust'> {
+/**
+ * The project's file over the user's (see `loadConfig`), with defaults filled in. `env` is
+ * fence's environment, whose values a project's command tool is kept from when they hold a
+ * password (see `withoutCredentials`).
+ */
+export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: NodeJS.ProcessEnv = process.env): Omit<FenceConfig, 'sources' | 'trust'> {
   const briefToolsAboveTokens = project.briefToolsAboveTokens ?? user.briefToolsAboveTokens;
   const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
   const reasoning = project.reasoning ?? user.reasoning;
   const sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
-  const projectTools = withoutCredentials(insideSandbox(project.tools, 'tools', sandbox.ignored), sandbox.passEnv, sandbox.ignored);
+  const projectTools = withoutCredentials(insideSandbox(project.tools, 'tools', sandbox.ignored), sandbox.passEnv, env, sandbox.ignored);
   const projectServers = insideSandbox(project.mcpServers, 'mcp.servers', sandbox.ignored);
   return {
     toolFormat: project.toolFormat ?? user.toolFormat ?? 'markdown',
@@ -295,13 +299,15 @@ function insideSandbox<T extends { sandbox?: boolean }>(entries: Record<string, 
 
 /**
  * A project's command tools without the variables of their `env` that look like credentials
- * (see `isWithheld`), unless the user's own `pass_env` names them; each one dropped is said in
- * `ignored`. A repository must not hand your tokens to a script of its own.
+ * (see `isWithheld`) or whose value in `env` holds a URL with a password, unless the user's own
+ * `pass_env` names them; each one dropped is said in `ignored`. A repository must not hand your
+ * tokens to a script of its own.
  */
-function withoutCredentials(tools: Record<string, CommandToolConfig>, passEnv: readonly string[], ignored: string[]): Record<string, CommandToolConfig> {
+function withoutCredentials(tools: Record<string, CommandToolConfig>, passEnv: readonly string[], env: NodeJS.ProcessEnv, ignored: string[]): Record<string, CommandToolConfig> {
+  const credential = (variable: string) => isWithheld(variable) || holdsPasswordUrl(env[variable] ?? '');
   const kept: Record<string, CommandToolConfig> = {};
   for (const [name, tool] of Object.entries(tools)) {
-    const refused = (tool.env ?? []).filter((variable) => isWithheld(variable) && !passEnv.includes(variable));
+    const refused = (tool.env ?? []).filter((variable) => credential(variable) && !passEnv.includes(variable));
     if (refused.length === 0) {
       kept[name] = tool;
       continue;
