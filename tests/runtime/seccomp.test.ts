@@ -143,4 +143,28 @@ describe.skipIf(bubblewrapMissing)('the terminal filter, loaded by bwrap', () =>
       rmSync(folder, { recursive: true, force: true });
     }
   });
+
+  it.skipIf(process.arch !== 'x64')('ends a process that makes a 32-bit system call (int 0x80), which the rules cannot read', () => {
+    const folder = mkdtempSync('/var/tmp/fence-seccomp-test-');
+    try {
+      const filter = writeTerminalFilter(folder);
+      // mov eax, 20 (getpid in the i386 table); int 0x80; ret
+      const probe = [
+        'import ctypes, mmap',
+        'page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)',
+        'page.write(bytes([0xB8, 0x14, 0, 0, 0, 0xCD, 0x80, 0xC3]))',
+        'call = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))',
+        'print("returned", call() > 0)',
+      ].join('\n');
+      const bwrap = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--', 'python3', '-c', probe];
+      const open = spawnSync('bwrap', bwrap, { encoding: 'utf8' });
+      // Where the kernel runs 32-bit calls at all: otherwise there is nothing to refuse.
+      if (open.stdout !== 'returned True\n') return;
+      const filtered = spawnSync('/bin/sh', ['-c', 'exec bwrap --seccomp 9 "$@" 9< "$0"', filter, ...bwrap], { encoding: 'utf8' });
+      expect(filtered.stdout).toBe('');
+      expect(filtered.status).toBe(128 + 31); // bwrap exits with 128 + the signal that ended its command: SIGSYS
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });
