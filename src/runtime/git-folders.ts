@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
  * Where git would take executable configuration from in a workspace: every git folder at any
@@ -103,6 +105,33 @@ function addInside(git: string, add: (path: string, kind: GitFolder['kind']) => 
   for (const entry of readEntries(join(git, 'worktrees')) ?? []) {
     if (entry.isDirectory()) add(join(git, 'worktrees', entry.name), 'worktree');
   }
+}
+
+/**
+ * The folder a git folder's config names in `core.hooksPath`, absolute, or undefined when it
+ * names none: git runs the hooks found there instead of the git folder's own `hooks/`. A
+ * relative path counts from `workTree` (the folder holding `.git`; for a bare repository, the
+ * git folder itself), as git resolves it when it runs a hook. Spawns git only when the config
+ * mentions the key at all.
+ */
+export function hooksPathOf(gitFolder: string, workTree: string): string | undefined {
+  const config = join(gitFolder, 'config');
+  let text: string;
+  try {
+    text = readFileSync(config, 'utf8');
+  } catch {
+    return undefined;
+  }
+  if (!/hookspath/i.test(text)) return undefined;
+  const read = spawnSync('git', ['config', '--file', config, '--no-includes', '--get', 'core.hooksPath'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    timeout: 10_000,
+  });
+  const value = read.status === 0 ? read.stdout.replace(/\n$/, '') : '';
+  if (value === '') return undefined;
+  if (value === '~' || value.startsWith('~/')) return join(homedir(), value.slice(1));
+  return isAbsolute(value) ? resolve(value) : resolve(workTree, value);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CREDENTIAL_STORES } from './credential-stores';
-import { findGitFolders } from './git-folders';
+import { findGitFolders, hooksPathOf } from './git-folders';
 import { GIT_REDIRECTS } from './git-guard';
 
 /**
@@ -88,14 +88,23 @@ export function workspaceProtectedPaths(workspace: string): string[] {
   return [...new Set([...protectedPaths(workspace, gitFolder), ...nestedGitPaths(workspace)])];
 }
 
-/** The paths of every git folder of `workspace` that git reads executable configuration from. */
+/**
+ * The paths of every git folder of `workspace` that git reads executable configuration from,
+ * and the folder each one's `core.hooksPath` names, when it is not the git folder's own
+ * (`core.hooksPath = .githooks`: hooks kept in the work tree run on the person's commit).
+ */
 function nestedGitPaths(workspace: string): string[] {
   const found = findGitFolders(workspace);
+  const workTrees = new Map(found.gitFiles.flatMap((file) => (file.target === undefined ? [] : [[file.target, dirname(file.path)] as const])));
   const paths = found.folders.flatMap((folder) => {
     // A worktree's folder takes its hooks and config from the common folder: a placeholder there would only clutter it.
     const own = folder.kind === 'worktree' ? [] : [join(folder.path, 'hooks')];
     const present = ['config', ...GIT_REDIRECTS].map((name) => join(folder.path, name)).filter((path) => existsSync(path));
-    return [...own, ...present];
+    const workTree = folder.kind === 'bare' ? folder.path : folder.kind === 'dot-git' ? dirname(folder.path) : (workTrees.get(folder.path) ?? folder.path);
+    const hooksPath = folder.kind === 'worktree' ? undefined : hooksPathOf(folder.path, workTree);
+    // A hooks path that holds the whole workspace would make all of it read-only: left to the person.
+    const named = hooksPath === undefined || isWithin(workspace, hooksPath) ? [] : [hooksPath];
+    return [...own, ...present, ...named];
   });
   return [...paths, ...found.gitFiles.map((file) => file.path)];
 }

@@ -103,6 +103,20 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     expect(gitRunsModelCode(rig(), [project])).toBe(false);
   }, 120_000);
 
+  it('hooks kept in the work tree through core.hooksPath stay read-only', async () => {
+    firstCommit(rig());
+    mkdirSync(join(rig().workspace, '.githooks'));
+    writeFileSync(join(rig().workspace, '.githooks', 'pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    execFileSync('git', ['config', 'core.hooksPath', '.githooks'], { cwd: rig().workspace });
+    script(rig(), [block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > .githooks/pre-commit`), 'Done.']);
+    const result = await fence(rig());
+
+    expect(result.exitCode).toBe(0);
+    expect(toolResults(rig())[0]?.content).toMatch(/pre-commit: Read-only file system/);
+    expect(readFileSync(join(rig().workspace, '.githooks', 'pre-commit'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
+    expect(gitRunsModelCode(rig(), [rig().workspace])).toBe(false);
+  }, 120_000);
+
   /** The model points a nested repository's git folder at a common folder of its own. */
   const nestedCommondir = (rig: SandboxRig) =>
     block('shell', `git init -q --bare evil-common && git config -f evil-common/config core.fsmonitor '${fsmonitor(rig)}' && echo ../../evil-common > projA/.git/commondir`);
