@@ -81,12 +81,12 @@ const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
  */
 export function seatbeltSandbox(policy: SandboxPolicy): OsSandbox {
   const tempDir = makeOwnedTempDirNow('fence-sandbox-');
-  const profile = seatbeltProfile(policy, { tempDir });
+  const profiles = { pty: seatbeltProfile(policy, { tempDir, terminal: 'pty' }), none: seatbeltProfile(policy, { tempDir, terminal: 'none' }) };
   return {
     kind: 'seatbelt',
     policy,
     tempDir,
-    wrap: (command, args) => seatbeltCommand(profile, tempDir, command, args),
+    wrap: (command, args, options) => seatbeltCommand(profiles[options.terminal ?? 'none'], tempDir, command, args),
     close: () => rmSync(tempDir, { recursive: true, force: true }),
   };
 }

@@ -31,16 +31,43 @@ describe('seatbeltProfile', () => {
     expect(readable).toBeGreaterThan(denied);
     expect(protectedRule).toBeGreaterThan(write);
     expect(lines).toContain('(allow signal (target same-sandbox))');
-    expect(lines.some((line) => line.includes('network'))).toBe(false);
+    expect(lines.some((line) => line.startsWith('(allow network'))).toBe(false);
   });
 
   it('writes nothing writable in read-only mode but the session folder, and opens the network when allowed', () => {
     const readOnly = seatbeltProfile({ ...policy, mode: 'read-only', network: true }, { tempDir: '/t' });
     expect(readOnly).toContain('(allow file-write* (subpath "/t") (literal "/dev/null")');
     expect(readOnly).not.toContain('(subpath "/Users/me/project") (subpath');
-    expect(readOnly).toContain('(allow network*)');
+    expect(readOnly).toContain('(allow network-outbound (remote ip "*:*"))');
     expect(seatbeltProfile({ ...policy, network: ['pypi.org'] }, { tempDir: '/t', proxyPort: 3128 })).toContain('(allow network-outbound (remote ip "localhost:3128"))');
-    expect(seatbeltProfile({ ...policy, network: ['pypi.org'] }, { tempDir: '/t' })).not.toContain('network');
+    expect(rules(seatbeltProfile({ ...policy, network: ['pypi.org'] }, { tempDir: '/t' })).some((line) => line.startsWith('(allow network'))).toBe(false);
+  });
+
+  it('with the network on, reaches IP addresses but no Unix socket (a Docker socket would be a way out)', () => {
+    const open = rules(seatbeltProfile({ ...policy, network: true }, { tempDir: '/t' }));
+    expect(open).not.toContain('(allow network*)');
+    expect(open.filter((line) => line.startsWith('(allow network-outbound')).every((line) => line.includes('(remote ip ') || line.includes('"/private/var/run/mDNSResponder"'))).toBe(true);
+  });
+
+  it('looks up only named Mach services, never the keychain, and every allowed one says why', () => {
+    const lines = rules(seatbeltProfile(policy, { tempDir: '/t' }));
+    const lookups = lines.filter((line) => line.includes('mach-lookup'));
+    expect(lookups.length).toBeGreaterThan(3);
+    for (const line of lookups) expect(line).toMatch(/^\(allow mach-lookup \(global-name "com\.apple\.[A-Za-z._]+"\)\) ; \S/);
+    expect(lines).not.toContain('(allow mach-lookup)');
+    expect(lines.join('\n')).not.toMatch(/SecurityServer|securityd|pasteboard|launchservicesd/);
+  });
+
+  it('lets only the shell on its own pty use terminals: other processes can neither open one nor make a terminal ioctl (TIOCSTI)', () => {
+    const shell = rules(seatbeltProfile(policy, { tempDir: '/t', terminal: 'pty' }));
+    expect(shell).toContain('(allow file-ioctl (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$"))');
+    expect(shell).toContain('(allow pseudo-tty)');
+    const tool = rules(seatbeltProfile(policy, { tempDir: '/t', terminal: 'none' }));
+    expect(tool.some((line) => line.includes('file-ioctl'))).toBe(false);
+    expect(tool).not.toContain('(allow pseudo-tty)');
+    expect(tool.find((line) => line.startsWith('(allow file-write*'))).not.toContain('tty');
+    const closing = tool.indexOf('(deny file-read* file-write* (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$") (literal "/dev/ptmx"))');
+    expect(closing).toBeGreaterThan(tool.indexOf('(allow file-read*)'));
   });
 
   it('quotes paths so that none can end its string and add a rule', () => {
