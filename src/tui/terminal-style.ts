@@ -68,7 +68,11 @@ export function colorEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv
 // CSI sequences (colours, cursor moves), OSC sequences (titles, links) and two-byte escapes.
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 
-/** The text without terminal escape sequences. */
+/**
+ * The text without the escape sequences fence's own styling adds, to measure or re-cut text fence
+ * built. Not for text from the model or a tool: one pass of a pattern can join the pieces of a
+ * nested sequence into a live one; `visibleText` is made for that.
+ */
 export function stripAnsi(text: string): string {
   return text.replace(ANSI, '');
 }
