@@ -8,7 +8,8 @@ import { sessionOutputsDir } from '../conversation/session-store';
 import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../runtime/os-sandbox';
 import { sandboxResourceLimits } from '../runtime/sandbox-resource-limits';
 import { startupFilesWithin } from '../runtime/startup-files';
-import { DENIED_IN_HOME, workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
+import { credentialStorePaths } from '../runtime/credential-stores';
+import { workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
 export interface SessionSandboxOptions {
@@ -120,7 +121,7 @@ export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMo
   const startup = options.mode === 'workspace-write' ? startupFilesWithin(resolve(home), writable) : [];
     workspace,
     writable,
-    denied: [...DENIED_IN_HOME.map((path) => join(home, path)), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)],
+    denied: [...credentialStorePaths(home, options.env ?? process.env), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)],
     readable: [sessionOutputsDir(resolve(options.fenceHome), options.sessionId)],
     protected: [...(existsSync(workspace) ? workspaceProtectedPaths(workspace) : []), ...startup],
     network: options.config.network,

@@ -1,3 +1,5 @@
+import { isAbsolute, join } from 'node:path';
+
 /**
  * Where the tools of a developer's machine keep credentials, relative to the home folder: the
  * sandbox denies each of these paths (neither read nor written; a folder looks empty, a file
@@ -123,3 +125,22 @@ export const CREDENTIAL_STORES: readonly CredentialStore[] = [
   { path: '.rediscli_history', what: 'redis-cli history' },
   { path: '.lesshst', what: 'less search history' },
 ];
+
+/**
+ * The absolute paths of the credential stores for a home folder `home`: each path under it,
+ * and, where `env` moves a tool's folders elsewhere (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`,
+ * `XDG_CACHE_HOME`, when absolute), the same path there too, since the tools that follow those
+ * variables keep their credentials there (`$XDG_CONFIG_HOME/gh/hosts.yml`).
+ */
+export function credentialStorePaths(home: string, env: NodeJS.ProcessEnv): string[] {
+  const moved: [string, string | undefined][] = [
+    ['.config/', env.XDG_CONFIG_HOME],
+    ['.local/share/', env.XDG_DATA_HOME],
+    ['.cache/', env.XDG_CACHE_HOME],
+  ];
+  const paths = CREDENTIAL_STORES.flatMap(({ path }) => [
+    join(home, path),
+    ...moved.filter(([prefix, folder]) => folder !== undefined && isAbsolute(folder) && path.startsWith(prefix)).map(([prefix, folder]) => join(folder as string, path.slice(prefix.length))),
+  ]);
+  return [...new Set(paths)];
+}

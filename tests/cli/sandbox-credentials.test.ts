@@ -112,13 +112,17 @@ describe.skipIf(bubblewrapMissing)('credentials on a developer machine, through 
   it('reach neither a request nor the session log, whatever the model tries', async () => {
     const tag = `cred${randomBytes(4).toString('hex')}`;
     const markers = plantStores(rig().home, tag);
+    // gh keeps its token under $XDG_CONFIG_HOME when that is set, as the rig sets it.
+    mkdirSync(join(rig().env.XDG_CONFIG_HOME ?? '', 'gh'), { recursive: true });
+    writeFileSync(join(rig().env.XDG_CONFIG_HOME ?? '', 'gh', 'hosts.yml'), `oauth_token: ${tag}-xdg-gh\n`);
+    markers.push(`${tag}-xdg-gh`);
     const variables = plantedVariables(tag);
     hostTmp = mkdtempSync('/tmp/fence-host-tmp-');
     writeFileSync(join(hostTmp, 'notes.txt'), `${tag}-host-tmp\n`);
     const paths = CREDENTIAL_STORES.map((store) => `~/${store.path}`).join(' ');
     script(rig(), [
       block('shell', `for f in ${paths}; do cat "$f" 2>/dev/null; ls -A "$f" 2>/dev/null; done; echo walked`),
-      block('shell', 'find ~ -type f 2>/dev/null | xargs -d "\\n" cat 2>/dev/null; echo found'),
+      block('shell', 'find ~ "$XDG_CONFIG_HOME" -type f 2>/dev/null | xargs -d "\\n" cat 2>/dev/null; echo found'),
       block('shell', "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; echo listed"),
       block('python', ['import os', 'seen = []', 'for folder, _, files in os.walk(os.path.expanduser("~")):', '    for name in files:', '        try:', '            seen.append(open(os.path.join(folder, name), errors="replace").read())', '        except OSError as error:', '            seen.append(str(error))', 'print(len(seen), "\\n".join(seen), dict(os.environ))'].join('\n')),
       block('read ~/.npmrc', ''),

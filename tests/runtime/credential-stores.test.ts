@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CREDENTIAL_STORES } from '../../src/runtime/credential-stores';
+import { CREDENTIAL_STORES, credentialStorePaths } from '../../src/runtime/credential-stores';
 import { DENIED_IN_HOME } from '../../src/runtime/sandbox-policy';
 
 describe('the credential stores', () => {
@@ -21,5 +21,13 @@ describe('the credential stores', () => {
   it('are each named in docs/sandbox.md', () => {
     const docs = readFileSync(join(import.meta.dirname, '../../docs/sandbox.md'), 'utf8');
     for (const { path } of CREDENTIAL_STORES) expect(docs, path).toContain(`\`~/${path}\``);
+  });
+
+  it('are denied where XDG variables move them too, and only once where they do not', () => {
+    const moved = credentialStorePaths('/h', { XDG_CONFIG_HOME: '/cfg', XDG_DATA_HOME: '/data', XDG_CACHE_HOME: 'relative/cache' });
+    expect(moved).toEqual(expect.arrayContaining(['/h/.config/gh', '/cfg/gh', '/h/.local/share/keyrings', '/data/keyrings', '/h/.cache/huggingface/token', '/h/.ssh']));
+    expect(moved).not.toContain('relative/cache/huggingface/token');
+    expect(moved.filter((path) => path.startsWith('/cfg/'))).toHaveLength(CREDENTIAL_STORES.filter((store) => store.path.startsWith('.config/')).length);
+    expect(credentialStorePaths('/h', { XDG_CONFIG_HOME: '/h/.config' })).toEqual(CREDENTIAL_STORES.map((store) => `/h/${store.path}`));
   });
 });
