@@ -52,7 +52,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   const absent = policy.denied.filter((path) => !existsSync(path));
   out(`denied: ${policy.denied.filter((path) => existsSync(path)).map(shown).join(', ') || 'nothing present here'}${absent.length > 0 ? `; and ${absent.length} more credential stores and paths, absent here (see docs/sandbox.md)` : ''}`);
   out(`protected: ${policy.protected.map((path) => path.slice(workspace.path.length + 1)).join(', ')}`);
-  out(`network: ${policy.network === true ? 'on' : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
+  out(`network: ${policy.network === true ? "on, through fence's proxy (public addresses only)" : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
   if (support.kind !== 'bubblewrap') return support.kind === 'none' ? 1 : 0;
 
   const sandbox = bubblewrapSandbox({ ...policy, readable: [] }, support.path);
@@ -70,7 +70,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
       { name: `fence's data folder cannot be read`, script: `[ -z "$(ls -A ${q(fenceHome())} 2>/dev/null)" ]` },
       { name: `fence's process cannot be seen`, script: `! kill -0 ${process.pid} 2>/dev/null` },
       { name: `the host's sockets in /run cannot be reached`, script: `[ -z "$(find /run -type s 2>/dev/null | head -1)" ]` },
-      ...(policy.network === true ? [] : [{ name: 'the network is off', script: '! (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null' }]),
+      { name: policy.network === false ? 'the network is off' : 'nothing gets out but through the proxy', script: '! (exec 3<>/dev/tcp/1.1.1.1/53) 2>/dev/null' },
       { name: 'your terminal cannot be opened (/dev/tty)', script: '! (exec 3<>/dev/tty) 2>/dev/null' },
       { name: 'typing into a terminal is refused (ioctl TIOCSTI)', script: `command -v python3 >/dev/null || exit ${PROBE_SKIPPED}; python3 -c ${q(TYPING_PROBE)}` },
     ];

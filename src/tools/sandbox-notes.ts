@@ -8,13 +8,13 @@ import type { SandboxPolicy } from '../runtime/sandbox-policy';
  */
 const REFUSED_WRITE =
   /Read-only file system|\brename\b.*: Device or resource busy|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/[^\s'"`]*)?['"`]?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)|(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)[^\n]*['"/](?:fence\.toml|\.fence|\.git)\b/m;
-const PROXY_REFUSED = /is not among the hosts this session may reach|CONNECT tunnel failed, response 403|Tunnel connection failed: 403/;
+const PROXY_REFUSED = /is not among the hosts this session may reach|an address of this machine or of a private network|CONNECT tunnel failed, response 403|Tunnel connection failed: 403/;
 const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
 
 /**
  * Notes for a command that failed the way the sandbox makes commands fail, so the model learns
  * the rule once instead of retrying: writes outside the writable paths, to the protected ones,
- * and the network when it is off.
+ * and the network when it is off or reached through the proxy.
  */
 export function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined): string[] {
   if (!sandbox || sandbox.mode === 'off') return [];
@@ -30,6 +30,8 @@ export function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined)
     if (NO_NETWORK.test(output) || PROXY_REFUSED.test(output)) {
       notes.push(`Note: the sandbox lets this session reach only ${sandbox.network.join(', ')}, through a proxy (HTTP_PROXY): programs that ignore the proxy have no network. Other hosts are for the user to allow ([sandbox] network in their config.toml).`);
     }
+  } else if (sandbox.network === true && (NO_NETWORK.test(output) || PROXY_REFUSED.test(output))) {
+    notes.push('Note: the sandbox reaches the network only through a proxy (HTTP_PROXY), and only public addresses: programs that ignore the proxy (Node\'s fetch, ssh, raw sockets) have no network, and this machine\'s or a private network\'s addresses are for the user to allow ([sandbox] network in their config.toml).');
   } else if (sandbox.network === false && NO_NETWORK.test(output)) {
     notes.push('Note: the sandbox has no network in this session. Work offline, or ask the user to allow it ([sandbox] network in their config.toml).');
   }

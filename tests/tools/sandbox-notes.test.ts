@@ -15,13 +15,14 @@ describe('sandboxNotes', () => {
   it('explains a missing network, and names the hosts of an allow-list', () => {
     expect(sandboxNotes('curl: (6) Could not resolve host: example.com', workspaceWrite)).toEqual([expect.stringContaining('no network')]);
     expect(sandboxNotes('curl: (56) CONNECT tunnel failed, response 403', { ...workspaceWrite, network: ['pypi.org'] })).toEqual([expect.stringContaining('only pypi.org')]);
+    expect(sandboxNotes('getaddrinfo ENOTFOUND example.com', { ...workspaceWrite, network: true })).toEqual([expect.stringContaining('only through a proxy (HTTP_PROXY)')]);
   });
 
-  it('says nothing for other failures, or when the sandbox is off or the network on', () => {
+  it('says nothing for other failures, or when the sandbox is off', () => {
     expect(sandboxNotes('make: *** [all] Error 1', workspaceWrite)).toEqual([]);
     expect(sandboxNotes('cat: notes.txt: Is a directory', workspaceWrite)).toEqual([]);
     expect(sandboxNotes('bash: /x: Read-only file system', offPolicy('/w'))).toEqual([]);
-    expect(sandboxNotes('Could not resolve host: example.com', { ...workspaceWrite, network: true })).toEqual([]);
+    expect(sandboxNotes('make: *** [all] Error 1', { ...workspaceWrite, network: true })).toEqual([]);
     expect(sandboxNotes('Read-only file system', undefined)).toEqual([]);
   });
 });
