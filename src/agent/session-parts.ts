@@ -20,9 +20,11 @@ export interface OpenSession {
   toolContext: ToolContext;
   /**
    * Puts back the files the file tools wrote from log position `from` on (see
-   * `FileCheckpoints.restore`); absent unless the session keeps files (`keepFiles`).
+   * `FileCheckpoints.restore`), through the file tools' checked writes, so a file the
+   * sandbox or the policy keeps from `save` is refused and reported; absent unless the
+   * session keeps files (`keepFiles`).
    */
-  restoreFiles?(from: number): RestoreOutcome;
+  restoreFiles?(from: number): Promise<RestoreOutcome>;
   /**
    * Stops the runtimes and closes the log. Safe to call more than once. With `exiting` (the
    * process ends right after), the shell and the kernel are killed but not waited for.

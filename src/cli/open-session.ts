@@ -14,6 +14,7 @@ import type { ToolFormat } from '../parse/tool-use';
 import type { SandboxMode } from '../runtime/sandbox-policy';
 import { visibleText } from '../runtime/visible-text';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
+import { admittedRestore } from '../tools/admitted-restore';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { agentsFileFor } from './agents-file';
@@ -205,7 +206,7 @@ function openWithTools(
     registry,
     rules,
     toolContext,
-    ...(checkpoints ? { restoreFiles: (from: number) => checkpoints.restore(from) } : {}),
+    ...(checkpoints ? { restoreFiles: (from: number) => checkpoints.restore(from, admittedRestore(toolContext, rules)) } : {}),
     async close(closeOptions = {}) {
       if (closed) return;
       closed = true;

@@ -1,5 +1,5 @@
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Name of the checkpoint log in a session folder. */
 export const CHECKPOINTS_FILE = 'file-checkpoints.jsonl';
@@ -20,6 +20,17 @@ export interface RestoreOutcome {
   restored: string[];
   /** Files that could not be put back, with why. */
   failed: { path: string; reason: string }[];
+}
+
+/**
+ * How a restore writes files back: the caller's checked writes (this layer judges no path).
+ * Each throws an Error whose message says why a file was refused or failed.
+ */
+export interface CheckpointWriter {
+  /** Makes `path` hold exactly `content`, creating it and its folders when missing. */
+  write(path: string, content: Buffer): Promise<void>;
+  /** Removes the file at `path`; nothing there is not an error. */
+  remove(path: string): Promise<void>;
 }
 
 /**
@@ -49,8 +60,13 @@ export class FileCheckpoints {
     }
   }
 
-  /** Puts back every file written at a position from `from` on, as before its first such write. */
-  restore(from: number): RestoreOutcome {
+  /**
+   * Puts back every file written at a position from `from` on, as before its first such
+   * write, through `files` only: the path kept is where the file was, not where its links
+   * lead now, so the caller's writes judge each one again (see `admittedRestore`). Each file
+   * refused or failed is in `failed` with why; the others are still put back.
+   */
+  async restore(from: number, files: CheckpointWriter): Promise<RestoreOutcome> {
     const first = new Map<string, Exclude<CheckpointLine, { restoredFrom: number }>>();
     for (const line of this.live()) {
       if (line.position >= from && !first.has(line.path)) first.set(line.path, line);
@@ -58,17 +74,16 @@ export class FileCheckpoints {
     const outcome: RestoreOutcome = { restored: [], failed: [] };
     for (const [path, line] of first) {
       try {
-        if (!line.existed) rmSync(path, { force: true });
+        if (!line.existed) await files.remove(path);
         else if ('tooLarge' in line) {
           outcome.failed.push({ path, reason: `it held ${line.tooLarge} bytes, more than a checkpoint keeps` });
           continue;
         } else {
-          mkdirSync(dirname(path), { recursive: true });
-          writeFileSync(path, Buffer.from(line.base64, 'base64'));
+          await files.write(path, Buffer.from(line.base64, 'base64'));
         }
         outcome.restored.push(path);
       } catch (error) {
-        outcome.failed.push({ path, reason: (error as NodeJS.ErrnoException).code ?? String(error) });
+        outcome.failed.push({ path, reason: error instanceof Error ? error.message : String(error) });
       }
     }
     if (first.size > 0) {

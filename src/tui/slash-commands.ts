@@ -118,7 +118,7 @@ function help(ctx: ChatCommandContext): void {
 }
 
 /** `/undo [n]`: removes the last n prompts and everything after each; gives the first one back to edit. */
-function undo(ctx: ChatCommandContext, argument: string): CommandOutcome {
+async function undo(ctx: ChatCommandContext, argument: string): Promise<CommandOutcome> {
   const { style } = ctx.view;
   const count = argument ? Number(argument) : 1;
   if (!Number.isInteger(count) || count < 1) {
@@ -137,7 +137,7 @@ function undo(ctx: ChatCommandContext, argument: string): CommandOutcome {
   }
   const removed = ctx.session.store.undo(log.length - from);
   const prompt = removed[0]?.content ?? '';
-  const files = ctx.session.restoreFiles?.(from) ?? { restored: [], failed: [] };
+  const files = (await ctx.session.restoreFiles?.(from)) ?? { restored: [], failed: [] };
   const lines = [style.dim(`Took back ${count === 1 ? 'the last prompt' : `${count} prompts`} (${removed.length} messages). The prompt is back in the input line.`)];
   if (files.restored.length > 0) lines.push(style.dim(`Put back ${describeFiles(ctx, files.restored)} as ${files.restored.length === 1 ? 'it was' : 'they were'} before.`));
   for (const failure of files.failed) lines.push(style.yellow(`Could not put back ${relativeTo(ctx.workspace, failure.path)}: ${visibleLine(failure.reason)}.`));
