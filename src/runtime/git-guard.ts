@@ -16,7 +16,7 @@ import {
   type FSWatcher,
 } from 'node:fs';
 import type { Socket } from 'node:net';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitFolderRisk } from './git-folder-risk';
 import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders';
@@ -106,7 +106,7 @@ export function sweepGitState(record: GitGuardRecord, report: (line: string) => 
   const folders = new Set(found.folders.map((folder) => folder.path));
   for (const { path } of found.folders) {
     const before = known.get(path);
-    for (const name of GIT_REDIRECTS) removeRedirect(join(path, name), before, report);
+    for (const name of GIT_REDIRECTS) removeRedirect(join(path, name), before, known, report);
     if (before?.hadConfig) continue;
     const risk = gitFolderRisk(path);
     if (risk !== undefined) disableGitFolder(path, risk, report);
@@ -120,13 +120,29 @@ export function sweepGitState(record: GitGuardRecord, report: (line: string) => 
   }
 }
 
-function removeRedirect(path: string, before: GuardedGitFolder | undefined, report: (line: string) => void): void {
+/**
+ * Removes the redirect `path` unless it was there at the start, or it is a `commondir` that
+ * leads to a git folder the guard knows (`git worktree add` writes one leading to the
+ * workspace's own, whose hooks and config are read-only).
+ */
+function removeRedirect(path: string, before: GuardedGitFolder | undefined, known: ReadonlyMap<string, GuardedGitFolder>, report: (line: string) => void): void {
   if (before?.redirects.includes(basename(path)) || !exists(path)) return;
+  if (basename(path) === 'commondir' && known.has(commonFolder(path) ?? '')) return;
   try {
-    rmSync(path, { force: true, recursive: true });
+    rmSync(path, { force: true });
     report(`removed ${path}, which a command in the sandbox wrote: it would have made git take its hooks and config from elsewhere, outside the sandbox`);
   } catch {
     // Gone already.
+  }
+}
+
+/** The folder a `commondir` file names (relative to its own folder), or undefined if it cannot be read. */
+function commonFolder(file: string): string | undefined {
+  try {
+    const named = readFileSync(file, 'utf8').slice(0, 4096).trim();
+    return named === '' ? undefined : resolve(dirname(file), named);
+  } catch {
+    return undefined;
   }
 }
 
@@ -344,9 +360,10 @@ function watchGitFolders(record: GitGuardRecord, report: (line: string) => void)
     }
   };
   const rootGit = join(record.workspace, '.git');
+  const known = new Map(record.folders.map((folder) => [folder.path, folder]));
   for (const folder of record.folders) {
     add(folder.path, (name) => {
-      if (GIT_REDIRECTS.includes(name)) removeRedirect(join(folder.path, name), folder, report);
+      if (GIT_REDIRECTS.includes(name)) removeRedirect(join(folder.path, name), folder, known, report);
       if (folder.path === rootGit && name === 'index' && sweep === undefined) {
         sweep = setTimeout(() => {
           sweep = undefined;

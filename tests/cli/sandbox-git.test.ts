@@ -280,7 +280,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
 });
 
 describe.skipIf(bubblewrapMissing)('the honest paths of git in the sandbox', () => {
-  it('commits, branches, stashes and rebases; a new sub-project keeps its repository; a submodule takes commits', async () => {
+  it('commits, branches, stashes and rebases; a new sub-project keeps its repository; a submodule takes commits; a new worktree works', async () => {
     firstCommit(rig());
     const lib = join(rig().workspace, 'lib');
     const inLib = { cwd: rig().workspace, env: { ...process.env, ...AUTHOR } };
@@ -303,18 +303,21 @@ describe.skipIf(bubblewrapMissing)('the honest paths of git in the sandbox', () 
       ),
       block('shell', 'mkdir newproj && cd newproj && git init -q && git config user.name "New Project" && echo hi > readme && git add readme && git commit -q -m first && git log --format=%s'),
       block('shell', 'cd ../lib && echo x > x.txt && git add x.txt && git commit -q -m in-lib && git log --format=%s'),
+      block('shell', 'cd .. && git worktree add -q -b side tree && git -C tree commit -q --allow-empty -m in-tree && git -C tree log -1 --format=%s'),
       'Done.',
     ]);
     const result = await fence(rig());
 
     expect(result.exitCode).toBe(0);
-    const [branches, newProject, submodule] = toolResults(rig()).map((message) => message.content);
+    const [branches, newProject, submodule, worktree] = toolResults(rig()).map((message) => message.content);
     expect(branches).toMatch(/feature-work\nstashed-work\nmain-work\nadd lib\nstart/);
     expect(newProject).toMatch(/first/);
     expect(submodule).toMatch(/in-lib\nlib base/);
+    expect(worktree).toMatch(/in-tree/);
     expect(result.stderr).not.toContain('disabled-by-fence');
     expect(hostGit(rig(), join(rig().workspace, 'newproj'), ['config', 'user.name']).stdout).toBe('New Project\n');
     expect(hostGit(rig(), lib, ['log', '--format=%s']).stdout).toBe('in-lib\nlib base\n');
+    expect(hostGit(rig(), join(rig().workspace, 'tree'), ['log', '-1', '--format=%s']).stdout).toBe('in-tree\n');
     expect(hostGit(rig(), rig().workspace, ['log', '--format=%s', 'feature']).stdout).toMatch(/^feature-work\nstashed-work\nmain-work\nadd lib\nstart\n$/);
   }, 120_000);
 });
