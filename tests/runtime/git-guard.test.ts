@@ -21,11 +21,14 @@ afterEach(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+/** Who commits, whatever this machine's git configuration says. */
+const AUTHOR = { GIT_AUTHOR_NAME: 'Fence Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Fence Test', GIT_COMMITTER_EMAIL: 'test@example.com' };
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...AUTHOR, GIT_CONFIG_NOSYSTEM: '1' } });
 
 describe('findGitFolders', () => {
   it('finds git folders at any depth: nested, submodules, worktrees, gitdir targets, bare-looking folders', () => {
-    git(workspace, 'commit', '-q', '--allow-empty', '-m', 'start', '--author', 'T <t@example.com>');
+    git(workspace, 'commit', '-q', '--allow-empty', '-m', 'start');
     execFileSync('git', ['init', '-q', join(workspace, 'a', 'b', 'nested')]);
     mkdirSync(join(workspace, '.git', 'modules'));
     git(workspace, 'init', '-q', '--separate-git-dir=.git/modules/lib', 'lib');
