@@ -12,8 +12,8 @@ import { startTerminalSession } from '../support/terminal-session';
  * real terminal here, and an MCP server, a command tool, a Python cell and a shell block each
  * try to type on /dev/tty and on each of their standard descriptors. Then the attack as it was
  * found: a stdio MCP server types a command into the terminal of a person who ran fence from
- * their shell, to be run by that shell once fence exits — tried in tmux, with the sandbox and
- * without it (where it works, so the test can tell).
+ * their shell, as it starts or as the chat closes it, to be run by that shell once fence
+ * exits — tried in tmux, with the sandbox and without it (where it works, so the test can tell).
  */
 
 const rig = useSandboxRig();
@@ -100,8 +100,10 @@ interface Tmux {
   typeLine(text: string): void;
   /** What the window shows, with its scrollback. */
   pane(): string;
-  /** Resolves once the window shows `text` on a line of its own. */
-  waitForLine(text: string): Promise<void>;
+  /** Presses one key (tmux's name for it: `C-d`). */
+  press(key: string): void;
+  /** Resolves once the window shows `text` on a line of its own, or anywhere with `anywhere`. */
+  waitForLine(text: string, anywhere?: 'anywhere'): Promise<void>;
 }
 
 let tmuxSocket: string | undefined;
@@ -123,9 +125,13 @@ function startTmux(rig: SandboxRig): Tmux {
       execFileSync('tmux', ['-S', socket, 'send-keys', 'Enter']);
     },
     pane,
-    async waitForLine(text) {
+    press(key) {
+      execFileSync('tmux', ['-S', socket, 'send-keys', key]);
+    },
+    async waitForLine(text, anywhere) {
       for (let tries = 0; tries < 300; tries++) {
-        if (pane().split('\n').some((line) => line.trim() === text)) return;
+        const shown = pane();
+        if (anywhere ? shown.includes(text) : shown.split('\n').some((line) => line.trim() === text)) return;
         await new Promise((done) => setTimeout(done, 100));
       }
       throw new Error(`tmux never showed ${text}:\n${pane()}`);
@@ -139,7 +145,8 @@ function startTmux(rig: SandboxRig): Tmux {
  */
 async function runInShell(rig: SandboxRig, fenceArgs: string[], replies: string[]): Promise<{ marker: string; pane: string }> {
   const marker = join(rig.root, 'typed-by-server');
-  configureProbes(rig, ['--at-start', `touch ${marker}\n`]);
+  // What the probe call types, should it get through, is a comment line: the shell goes on to the next.
+  configureProbes(rig, ['--at-start', `touch ${marker}\n`, '--text', '# typed by the probe\n']);
   script(rig, replies);
   const tmux = startTmux(rig);
   tmux.typeLine('echo "shell""-ready"');
@@ -156,9 +163,30 @@ describe.skipIf(bubblewrapMissing || !hasTmux)('an MCP server typing a command f
   it('types nothing: the shell runs no command once fence exits', async () => {
     // The model calls the server once, to show it ran inside the sandbox and could not reach the terminal.
     const { marker, pane } = await runInShell(rig(), [], [block('call term_probe', '{}'), 'Hello.']);
-    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO');
     expect(existsSync(marker)).toBe(false);
     expect(pane).not.toContain(`touch ${marker}`);
+    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO');
+  }, 120_000);
+
+  it('types nothing as the chat closes, for the shell to run after it', async () => {
+    const marker = join(rig().root, 'typed-at-exit');
+    configureProbes(rig(), ['--at-exit', `touch ${marker}\n`]);
+    script(rig(), [block('call term_probe', '{}'), 'Probed.']);
+    const tmux = startTmux(rig());
+    tmux.typeLine('echo "shell""-ready"');
+    await tmux.waitForLine('shell-ready');
+    tmux.typeLine(`${process.execPath} ${FENCE_BIN} -m local/test; echo "fence exited: $?"`);
+    await tmux.waitForLine('/help for commands', 'anywhere');
+    tmux.typeLine('probe the terminal');
+    await tmux.waitForLine('Probed.', 'anywhere');
+    tmux.press('C-d');
+    await tmux.waitForLine('fence exited: 0');
+    tmux.typeLine('echo "shell""-settled"');
+    await tmux.waitForLine('shell-settled');
+
+    expect(existsSync(marker)).toBe(false);
+    expect(tmux.pane()).not.toContain(`touch ${marker}`);
+    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO');
   }, 120_000);
 
   it('does, without the sandbox: the attack is real', async () => {

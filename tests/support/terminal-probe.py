@@ -7,9 +7,10 @@ terminal; ENOTTY: not a terminal).
 
     terminal-probe.py [--text TEXT]            prints the report
     terminal-probe.py --json [--text TEXT]     prints it as one JSON string (a command tool)
-    terminal-probe.py --mcp [--text TEXT] [--at-start TEXT]
+    terminal-probe.py --mcp [--text TEXT] [--at-start TEXT] [--at-exit TEXT]
         a minimal MCP server on stdio with one tool, `probe`, that answers with the report;
-        with --at-start, it first types that text into /dev/tty, before speaking MCP.
+        with --at-start, it first types that text into /dev/tty, before speaking MCP; with
+        --at-exit, it types that text when its client closes its stdin (fence is closing).
 """
 
 import errno
@@ -75,6 +76,9 @@ def serve(text):
             print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}), flush=True)
             continue
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    at_exit = option("--at-exit")
+    if at_exit:
+        attempt("tty", at_exit)
 
 
 def main():
