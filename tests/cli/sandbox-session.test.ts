@@ -176,10 +176,18 @@ describe.skipIf(bubblewrapMissing)('work inside the sandbox, end to end', () => 
     expect(sessionInfo(rig(), init(sandboxed.stdout).session_id).sandbox).toBe('workspace-write (bubblewrap)');
     expect(sessionInfo(rig(), init(off.stdout).session_id).sandbox).toBe('off');
 
+    // The network on reaches public addresses through the proxy: the host's loopback is not among them.
     writeFileSync(join(rig().root, 'config', 'fence', 'config.toml'), '[sandbox]\nnetwork = true\n');
-    script(rig(), [block('shell', fetchFromShell(rig().host.url)), 'Reached.']);
+    script(rig(), [block('shell', fetchFromShell(rig().host.url)), 'Not reached.']);
     const networked = await fenceIn(rig(), ['--output-format', 'stream-json', 'fetch']);
     expect(init(networked.stdout)).toMatchObject({ sandbox: 'workspace-write (bubblewrap)' });
+    expect(JSON.stringify(rig().server.requests.at(-1)?.body.messages)).not.toContain(HOST_REPLY);
+    expect(rig().host.hits).toBe(0);
+
+    // Listed by its address, the host's loopback server is reached through the proxy.
+    writeFileSync(join(rig().root, 'config', 'fence', 'config.toml'), '[sandbox]\nnetwork = ["127.0.0.1"]\n');
+    script(rig(), [block('shell', `curl -sS --max-time 20 --noproxy '' -x "$HTTP_PROXY" ${rig().host.url}`), 'Reached.']);
+    await fenceIn(rig(), ['--output-format', 'stream-json', 'fetch']);
     expect(JSON.stringify(rig().server.requests.at(-1)?.body.messages)).toContain(HOST_REPLY);
     expect(rig().host.hits).toBe(1);
   }, 120_000);
