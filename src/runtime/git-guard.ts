@@ -70,7 +70,7 @@ const MAX_WATCHED = 256;
 
 /**
  * What `workspace` holds now: its git folders and their redirects, its `.git` files, and which
- * of `protectedPaths` are links.
+ * of `protectedPaths` and of its `.git` entries are links.
  */
 export function recordGitState(workspace: string, protectedPaths: readonly string[]): GitGuardRecord & { truncated: boolean } {
   const found = findGitFolders(workspace);
@@ -83,7 +83,8 @@ export function recordGitState(workspace: string, protectedPaths: readonly strin
       hadConfig: exists(join(folder.path, 'config')),
     })),
     gitFiles: found.gitFiles.map((file) => file.path),
-    links: protectedPaths.flatMap((path) => {
+    // A `.git` that is a link counts as protected too: replaced by a folder, it would be a new repository.
+    links: [...new Set([...protectedPaths, ...found.gitFiles.map((file) => file.path)])].flatMap((path) => {
       const target = linkTarget(path);
       return target === undefined ? [] : [{ path, target }];
     }),

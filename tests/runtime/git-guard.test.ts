@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gitFolderRisk } from '../../src/runtime/git-folder-risk';
@@ -96,6 +96,21 @@ describe('openGitGuard', () => {
     } finally {
       guard.close();
     }
+  });
+
+  it('puts back a .git that was a link and is now a folder of its own, moving the folder aside', () => {
+    const project = join(workspace, 'project');
+    mkdirSync(project);
+    execFileSync('git', ['init', '-q', '--bare', join(workspace, 'store.git')]);
+    symlinkSync('../store.git', join(project, '.git'));
+    const lines: string[] = [];
+    const guard = openGitGuard({ workspace, protectedPaths: [], report: (text) => lines.push(text) });
+    rmSync(join(project, '.git'));
+    execFileSync('git', ['init', '-q', project]);
+    guard.close();
+    expect(readlinkSync(join(project, '.git'))).toBe('../store.git');
+    expect(existsSync(join(project, '.git.disabled-by-fence', 'HEAD'))).toBe(true);
+    expect(lines.join('\n')).toContain(`${join(project, '.git')} was a link to ../store.git that a command in the sandbox replaced`);
   });
 
   it('sweeps the record of a fence that died, at the next start in that folder, and keeps its own record until it closes', () => {
