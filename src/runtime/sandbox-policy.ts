@@ -1,4 +1,4 @@
-import { existsSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CREDENTIAL_STORES } from './credential-stores';
 import { findGitFolders, hooksPathOf } from './git-folders';
@@ -182,11 +182,42 @@ export function pathAccess(policy: SandboxPolicy, absolute: string): PathAccess 
 /**
  * `policy` with each of its paths (writable, denied, readable, protected) listed both as
  * written and as its real path, when they differ: what a real path is to be judged against.
- * Reads the file system (one `realPathOf` per path); a walk over many files makes it once.
+ * Reads the file system (see `realPathFinder`: about one `lstat` per path, the folders they
+ * share resolved once); a walk over many files makes it once.
  */
 export function withRealPaths(policy: SandboxPolicy): SandboxPolicy {
-  const both = (paths: readonly string[]) => [...new Set(paths.flatMap((path) => [resolve(path), realPathOf(resolve(path))]))];
+  const realOf = realPathFinder();
+  const both = (paths: readonly string[]) => [...new Set(paths.flatMap((path) => [resolve(path), realOf(resolve(path))]))];
   return { ...policy, writable: both(policy.writable), denied: both(policy.denied), readable: both(policy.readable), protected: both(policy.protected) };
+}
+
+/**
+ * `realPathOf` for many paths at once: a path that does not exist (not even as a dangling
+ * link) is its folder's real path with its name appended, and each folder is resolved once.
+ * The denied paths are many (every credential store of the home folder), most of them absent
+ * and sharing a few folders, and a file tool judges each path against all of them.
+ */
+function realPathFinder(): (path: string) => string {
+  const known = new Map<string, string>();
+  const realOf = (path: string): string => {
+    const found = known.get(path);
+    if (found !== undefined) return found;
+    const parent = dirname(path);
+    const real = parent === path || isPresent(path) ? realPathOf(path) : join(realOf(parent), basename(path));
+    known.set(path, real);
+    return real;
+  };
+  return realOf;
+}
+
+/** Whether `path` exists, a dangling link included. */
+function isPresent(path: string): boolean {
+  try {
+    // No exception for a missing path: most of them are, and an exception costs more than the call.
+    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** Links followed for one path before giving up, as the kernel's own limit (ELOOP). */
