@@ -55,6 +55,8 @@ describe('the environment of the shell and the kernel', () => {
       'AZURE_STORAGE_CONNECTION_STRING',
       'ConnectionStrings__Default',
       'my-secret-pass',
+      'GIT_ASKPASS',
+      'SSH_ASKPASS',
     ]) {
       expect(isWithheld(name), name).toBe(true);
     }
