@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, isIP, type Socket } from 'node:net';
+import { connect, isIP, type LookupFunction, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import type { NetworkDecision, NetworkRules } from './network-rules';
@@ -70,12 +70,12 @@ export function startNetworkProxy(dir: string, rules: NetworkRules, resolve: Res
   };
 }
 
-/** Where a connection to `host:port` may go: the checked address, or the refusal. */
-type Admission = { address: string } | { refusal: string; status: number };
+/** Where a connection to `host:port` may go: the checked addresses, or the refusal. */
+type Admission = { addresses: string[] } | { refusal: string; status: number };
 
 /**
  * Asks the rules about `host` on `port`: first the name, then (resolved once) every address
- * it has; gives the first address, the one to connect to.
+ * it has; gives the addresses to connect to, all of them checked.
  */
 async function admitTarget(rules: NetworkRules, resolve: ResolveHost, host: string, port: number): Promise<Admission> {
   const name = host.replace(/^\[(.*)\]$/, '$1');
@@ -87,12 +87,25 @@ async function admitTarget(rules: NetworkRules, resolve: ResolveHost, host: stri
     return { refusal: `fence sandbox proxy: cannot find the address of ${name}\n`, status: 502 };
   }
   const decision = rules.decide(name, port, addresses);
-  const address = addresses[0];
-  if (!decision.allowed || address === undefined) return { refusal: refusalText(decision.allowed ? { allowed: false, rule: 'address', host: name } : decision), status: 403 };
-  return { address };
+  if (!decision.allowed) return { refusal: refusalText(decision), status: 403 };
+  return { addresses };
 }
 
-/** A `CONNECT host:port` tunnel: opened to the checked address when the rules allow it. */
+/**
+ * A `lookup` for `net.connect` and `http.request` that answers with `addresses`, the ones the
+ * rules checked, and asks no resolver: Node tries them in turn (IPv6 and IPv4, as it does for a
+ * name), and never an address it was not given.
+ */
+function checkedLookup(addresses: readonly string[]): LookupFunction {
+  const found = addresses.map((address) => ({ address, family: isIP(address) }));
+  return (_host, options, callback) => {
+    const first = found[0];
+    if (options.all) (callback as (error: null, found: { address: string; family: number }[]) => void)(null, found);
+    else if (first) callback(null, first.address, first.family);
+  };
+}
+
+/** A `CONNECT host:port` tunnel: opened to a checked address when the rules allow it. */
 async function tunnel(req: IncomingMessage, client: Socket, head: Buffer, admit: (host: string, port: number) => Promise<Admission>, track: (s: Socket) => void): Promise<void> {
   client.on('error', () => client.destroy());
   const target = splitHostPort(req.url ?? '', 443);
@@ -101,7 +114,7 @@ async function tunnel(req: IncomingMessage, client: Socket, head: Buffer, admit:
     if ('refusal' in admission) client.end(refusalResponse(admission.status, admission.refusal));
     return;
   }
-  const upstream = connect(target.port, admission.address, () => {
+  const upstream = connect({ host: target.host, port: target.port, lookup: checkedLookup(admission.addresses), autoSelectFamily: true }, () => {
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) upstream.write(head);
     upstream.pipe(client).pipe(upstream);
@@ -123,7 +136,7 @@ export function proxyEnvironment(): Record<string, string> {
 }
 
 /**
- * A plain `http://` request through the proxy: forwarded to the checked address when the
+ * A plain `http://` request through the proxy: forwarded to a checked address when the
  * rules allow its host, with `Host` naming that host (whatever the client sent: a server
  * choosing its site by `Host` must not be asked for one the rules never saw), and without the
  * headers meant for the proxy.
@@ -146,7 +159,7 @@ async function forward(req: IncomingMessage, res: ServerResponse, admit: (host: 
   const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: url.host };
   delete headers['proxy-authorization'];
   delete headers['proxy-connection'];
-  const upstream = httpRequest({ host: admission.address, port, path: `${url.pathname}${url.search}`, method: req.method, headers }, (answer) => {
+  const upstream = httpRequest({ host, port, lookup: checkedLookup(admission.addresses), path: `${url.pathname}${url.search}`, method: req.method, headers }, (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.headers);
     answer.pipe(res);
   });
