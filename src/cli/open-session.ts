@@ -19,6 +19,7 @@ import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { agentsFileFor } from './agents-file';
 import { startMcpServers } from './mcp-servers';
+import { unsandboxedCommands } from './unsandboxed-commands';
 import { describeSandbox, openSessionSandbox } from './session-sandbox';
 import { startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
@@ -83,6 +84,7 @@ export async function openSession(options: {
       sessionId: id,
       auto: options.auto === true,
       ...(options.wideWorkspace ? { wideWorkspace: options.wideWorkspace } : {}),
+      unsandboxed: unsandboxedCommands(options.config, options.workspace),
     });
     if ('error' in chosen) throw new Error(chosen.error);
     shell = startShell(options.workspace, chosen.sandbox, { passEnv: options.config.sandbox.passEnv, ...(chosen.warning ? { warning: chosen.warning } : {}) });

@@ -12,6 +12,7 @@ import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './workspace';
 import { startMcpServers } from './mcp-servers';
 import { openSessionSandbox } from './session-sandbox';
+import { unsandboxedCommands } from './unsandboxed-commands';
 import { buildToolset } from './toolset';
 
 /** Options of `fence run`. */
@@ -69,7 +70,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const id = newSessionId();
   const session = { id, dir: join(home, 'sessions', id) };
   // The program's tools run in the OS sandbox a session here would have: its shell, command tools and stdio MCP servers.
-  const chosen = openSessionSandbox({ config: loaded.config.sandbox, workspace: workspace.path, fenceHome: home, sessionId: id });
+  const chosen = openSessionSandbox({ config: loaded.config.sandbox, workspace: workspace.path, fenceHome: home, sessionId: id, unsandboxed: unsandboxedCommands(loaded.config, workspace.path) });
   if ('error' in chosen) {
     err.write(`fence: ${chosen.error}\n`);
     return 1;

@@ -4,6 +4,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { SandboxConfig } from '../config/config';
 import { configHome } from '../config/paths';
 import { homeWorkspaceReason, homeWorkspaceRefusal } from './home-workspace';
+import { unsandboxedCodePaths, type UnsandboxedCommand } from './unsandboxed-commands';
 import { sessionOutputsDir } from '../conversation/session-store';
 import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../runtime/os-sandbox';
 import { sandboxResourceLimits } from '../runtime/sandbox-resource-limits';
@@ -25,6 +26,8 @@ export interface SessionSandboxOptions {
   auto?: boolean;
   /** The person agreed to a workspace that is the home folder or above it (see `homeWorkspaceReason`); otherwise `workspace-write` refuses one. */
   wideWorkspace?: 'allowed';
+  /** The configuration's commands that run outside the sandbox (see `unsandboxedCommands`): the workspace code they run is protected. */
+  unsandboxed?: readonly UnsandboxedCommand[];
   env?: NodeJS.ProcessEnv;
   home?: string;
 }
@@ -108,22 +111,25 @@ function removeIfNeverStarted(outputs: string, firstMade: string): void {
  * configuration folder are denied, with the configuration's `deny_read`; fence's
  * configuration and git's hooks and config in the workspace are protected, and so are the
  * shell, git and desktop start-up files of the home folder that a writable path holds (see
- * `STARTUP_FILES_IN_HOME`).
+ * `STARTUP_FILES_IN_HOME`), and the workspace code that commands run outside the sandbox (see
+ * `unsandboxedCodePaths`).
  */
 export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMode }): SandboxPolicy {
   const home = options.home ?? homedir();
   const workspace = resolve(options.workspace);
   const place = (path: string) => (path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : isAbsolute(path) ? resolve(path) : resolve(workspace, path));
-  return {
-    mode: options.mode,
   const writable = [workspace, ...options.config.writable.map(place)];
   // Shell, git and desktop start-up files stay read-only when a writable path holds them (the home folder, ~/.config, …).
   const startup = options.mode === 'workspace-write' ? startupFilesWithin(resolve(home), writable) : [];
+  // What `sandbox = false` entries run from the workspace: the model must not rewrite code that runs with the user's access.
+  const runOutside = options.mode === 'workspace-write' ? unsandboxedCodePaths(options.unsandboxed ?? [], writable) : [];
+  return {
+    mode: options.mode,
     workspace,
     writable,
     denied: [...credentialStorePaths(home, options.env ?? process.env), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)],
     readable: [sessionOutputsDir(resolve(options.fenceHome), options.sessionId)],
-    protected: [...(existsSync(workspace) ? workspaceProtectedPaths(workspace) : []), ...startup],
+    protected: [...(existsSync(workspace) ? workspaceProtectedPaths(workspace) : []), ...startup, ...runOutside],
     network: options.config.network,
   };
 }

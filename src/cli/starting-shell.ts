@@ -5,6 +5,7 @@ import { BashSession } from '../runtime/bash-session';
 import { noSandbox, offPolicy, type OsSandbox } from '../runtime/os-sandbox';
 import type { SandboxMode } from '../runtime/sandbox-policy';
 import { openSessionSandbox } from './session-sandbox';
+import { unsandboxedCommands } from './unsandboxed-commands';
 import { resolveWorkspace } from './workspace';
 
 /**
@@ -76,6 +77,7 @@ export function startShellForCommand(options: { workspace?: string; resume?: str
     fenceHome: fenceHome(),
     sessionId,
     auto: options.auto === true,
+    unsandboxed: unsandboxedCommands(loaded.config, workspace.path),
   });
   if ('error' in chosen) return undefined;
   return startShell(workspace.path, chosen.sandbox, {

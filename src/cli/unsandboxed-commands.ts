@@ -1,0 +1,87 @@
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { FenceConfig } from '../config/config';
+import { isWithin, realPathOf } from '../runtime/sandbox-policy';
+
+/**
+ * A command of the configuration that runs outside the sandbox (`sandbox = false`, honoured
+ * from the user's own file only): its words, program first, and the folder it runs in.
+ */
+export interface UnsandboxedCommand {
+  words: string[];
+  cwd: string;
+}
+
+/**
+ * The commands of `config` that run outside the sandbox: each command tool and each stdio MCP
+ * server with `sandbox = false`, with the folder it runs in (a tool's `cwd` from the
+ * workspace, `~/` expanded; a server's, the workspace).
+ */
+export function unsandboxedCommands(config: Pick<FenceConfig, 'tools' | 'mcpServers'>, workspace: string, home: string = homedir()): UnsandboxedCommand[] {
+  const commands: UnsandboxedCommand[] = [];
+  for (const tool of Object.values(config.tools)) {
+    if (tool.sandbox !== false) continue;
+    const cwd = tool.cwd === undefined ? workspace : resolve(workspace, tool.cwd === '~' ? home : tool.cwd.startsWith('~/') ? join(home, tool.cwd.slice(2)) : tool.cwd);
+    commands.push({ words: tool.command, cwd });
+  }
+  for (const server of Object.values(config.mcpServers)) {
+    if (server.sandbox !== false || !('command' in server)) continue;
+    commands.push({ words: [server.command, ...(server.args ?? [])], cwd: workspace });
+  }
+  return commands;
+}
+
+/** Programs that run a package, taking it from the `node_modules` of the folder they run in first. */
+const PACKAGE_RUNNERS: readonly (readonly string[])[] = [['npx'], ['bunx'], ['npm', 'exec'], ['npm', 'x'], ['pnpm', 'dlx'], ['pnpm', 'exec'], ['yarn', 'dlx'], ['bun', 'x']];
+
+/** What a package runner reads from the folder it runs in: the installed packages and the package manager's settings. */
+const PACKAGE_RUNNER_FILES: readonly string[] = ['node_modules', 'package.json', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'bunfig.toml'];
+
+/**
+ * The paths inside a writable root (`writable`, absolute) that the `commands` run outside the
+ * sandbox would run as code, so that the session keeps them read-only: a program or an
+ * argument that names a path there (`./deploy.sh`, `scripts/serve.py`, `--config=tools/x.js`;
+ * an argument when it exists, or holds a `/` and is neither a URL nor an npm scope), the folder holding it unless that folder is
+ * a writable root itself, the folder the command runs in when it lies inside a writable root
+ * but is not one, and, for a package runner (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`)
+ * run inside a writable root, that folder's `node_modules`, `package.json` and package manager
+ * settings, which it would run from before any registry. A program named without a `/` is
+ * looked up on the `PATH` and names nothing here. Never throws.
+ */
+export function unsandboxedCodePaths(commands: readonly UnsandboxedCommand[], writable: readonly string[]): string[] {
+  const roots = [...new Set(writable.flatMap((root) => [resolve(root), realPathOf(resolve(root))]))];
+  const inRoot = (path: string) => roots.some((root) => isWithin(path, root) || isWithin(realPathOf(path), root));
+  const isRoot = (path: string) => roots.includes(path) || roots.includes(realPathOf(path));
+  const found = new Set<string>();
+  const protect = (path: string, withFolder: boolean) => {
+    if (!inRoot(path)) return;
+    found.add(path);
+    const folder = dirname(path);
+    if (withFolder && !isRoot(folder) && inRoot(folder)) found.add(folder);
+  };
+  for (const { words, cwd } of commands) {
+    const [program = '', ...args] = words;
+    if (inRoot(cwd) && !isRoot(cwd)) found.add(cwd);
+    if (program.includes('/')) protect(resolve(cwd, program), true);
+    for (const arg of args) {
+      for (const candidate of arg.includes('=') ? [arg, arg.slice(arg.indexOf('=') + 1)] : [arg]) {
+        if (candidate === '' || candidate.startsWith('-')) continue;
+        const path = resolve(cwd, candidate);
+        if (looksLikePath(candidate) || existsSync(path)) protect(path, true);
+      }
+    }
+    if (isPackageRunner(words) && inRoot(cwd)) for (const name of PACKAGE_RUNNER_FILES) found.add(join(cwd, name));
+  }
+  return [...found].sort();
+}
+
+/** `./x`, `/x`, `tools/x.py`; not `https://…`, `@scope/package` or a bare word. */
+function looksLikePath(word: string): boolean {
+  return word.includes('/') && !word.includes(':') && !word.startsWith('@');
+}
+
+function isPackageRunner(words: readonly string[]): boolean {
+  const program = basename(words[0] ?? '');
+  return PACKAGE_RUNNERS.some((runner) => runner[0] === program && (runner.length === 1 || words.slice(1).includes(runner[1] as string)));
+}

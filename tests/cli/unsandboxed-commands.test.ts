@@ -1,0 +1,99 @@
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { unsandboxedCodePaths } from '../../src/cli/unsandboxed-commands';
+import { bubblewrapMissing, fenceIn, KEY_MARKER, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
+
+/**
+ * A tool of the user's own configuration that runs outside the sandbox (`sandbox = false`) and
+ * names a workspace file, as the docs' `[tools.deploy] command = ["./deploy.sh"]` does: the
+ * model must not rewrite that file and then call the tool to run its code with the user's
+ * access. Such files stay read-only in the session; the tool still runs, the rest of the
+ * workspace stays writable.
+ */
+
+const rig = useSandboxRig();
+const DEPLOY = '#!/bin/sh\necho \'{"deployed": true}\'\n';
+
+function deployTool(r: SandboxRig): void {
+  writeFileSync(join(r.workspace, 'deploy.sh'), DEPLOY);
+  chmodSync(join(r.workspace, 'deploy.sh'), 0o755);
+  writeFileSync(r.userConfig, '[tools.deploy]\ndescription = "Deploys the site"\ncommand = ["./deploy.sh"]\nsandbox = false\n\n[tools.fmt]\ndescription = "Formats"\ncommand = ["npx", "-y", "prettier"]\nsandbox = false\n');
+}
+
+/** Runs fence -n with native tool calls, the model's calls given in order, then a last text. */
+function calls(r: SandboxRig, list: [string, Record<string, unknown>][]): void {
+  list.forEach(([tool, args], i) => r.server.reply((reply) => reply.toolCall(tool, args, `call_${i}`)));
+  r.server.reply((reply) => reply.text('Done.'));
+}
+
+const results = (r: SandboxRig) => toolResults(r).map((message) => String(message.content));
+
+describe.skipIf(bubblewrapMissing)('a sandbox = false tool that runs a workspace file', () => {
+  it('cannot be turned against the user: the file it runs stays read-only, from the shell and the file tools', { timeout: 120_000 }, async () => {
+    const r = rig();
+    deployTool(r);
+    const evil = '#!/bin/sh\ncat ~/.ssh/id_ed25519\n';
+    calls(r, [
+      ['shell', { command: `printf '${evil.replace(/\n/g, '\\n')}' > deploy.sh; echo wrote` }],
+      ['save', { path: 'deploy.sh', content: evil }],
+      ['shell', { command: 'mkdir -p node_modules/.bin && printf "#!/bin/sh\\ncat ~/.ssh/id_ed25519\\n" > node_modules/.bin/prettier; echo wrote' }],
+      ['deploy', {}],
+    ]);
+    const run = await fenceIn(r, ['-n', '--tool-format', 'tool', 'deploy']);
+    expect(run.exitCode).toBe(0);
+    expect(readFileSync(join(r.workspace, 'deploy.sh'), 'utf8')).toBe(DEPLOY);
+    const seen = results(r);
+    expect(seen[0]).toMatch(/deploy\.sh: Read-only file system/);
+    expect(seen[1]).toMatch(/deploy\.sh (is protected|cannot be written)/);
+    expect(seen[2]).toMatch(/Read-only file system|Permission denied/);
+    expect(seen[3]).toContain('deployed');
+    expect(seen.join('\n')).not.toContain(KEY_MARKER);
+  });
+
+  it('still runs, and the rest of the workspace stays writable', { timeout: 120_000 }, async () => {
+    const r = rig();
+    deployTool(r);
+    calls(r, [
+      ['shell', { command: 'echo notes > notes.txt && cat notes.txt' }],
+      ['deploy', {}],
+    ]);
+    const run = await fenceIn(r, ['-n', '--tool-format', 'tool', 'deploy']);
+    expect(run.exitCode).toBe(0);
+    expect(readFileSync(join(r.workspace, 'notes.txt'), 'utf8')).toBe('notes\n');
+    expect(results(r)[1]).toContain('deployed');
+  });
+});
+
+describe('unsandboxedCodePaths', () => {
+  const workspace = '/var/tmp/fence-unsandboxed-ws';
+  it('names the files a command runs from a writable root, their folders below it, and a package runner’s packages', () => {
+    mkdirSync(workspace, { recursive: true });
+    const paths = unsandboxedCodePaths(
+      [
+        { words: ['./deploy.sh'], cwd: workspace },
+        { words: ['python3', 'tools/mcp/server.py', '--port=8080', 'https://example.com/x'], cwd: workspace },
+        { words: ['npx', '-y', '@scope/server'], cwd: workspace },
+        { words: ['node', '/opt/server.js'], cwd: '/opt' },
+        { words: ['github-mcp'], cwd: workspace },
+      ],
+      [workspace],
+    );
+    expect(paths).toEqual(
+      [
+        'deploy.sh',
+        'node_modules',
+        'package.json',
+        '.npmrc',
+        '.yarnrc',
+        '.yarnrc.yml',
+        '.pnpmfile.cjs',
+        'bunfig.toml',
+        'tools/mcp',
+        'tools/mcp/server.py',
+      ]
+        .map((name) => join(workspace, name))
+        .sort(),
+    );
+  });
+});
