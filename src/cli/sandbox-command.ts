@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../config/config';
 import { trustNotice } from '../config/trust';
 import { fenceHome } from '../config/paths';
+import { credentialStorePaths } from '../runtime/credential-stores';
 import { bubblewrapSandbox, sandboxSupport } from '../runtime/os-sandbox';
 import type { SandboxMode } from '../runtime/sandbox-policy';
 import { sessionPolicy } from './session-sandbox';
@@ -59,6 +60,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   try {
     const probeFile = join(workspace.path, `.fence-sandbox-probe-${process.pid}`);
     const ssh = join(home, '.ssh');
+    const stores = credentialStorePaths(home, process.env).filter((path) => existsSync(path));
     const probes: Probe[] = [
       {
         name: mode === 'read-only' ? 'a write in the workspace is refused' : 'a write in the workspace works',
@@ -67,6 +69,11 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
       { name: 'a write outside the workspace is refused', script: `! touch ${q(join(home, `.fence-sandbox-probe-${process.pid}`))} 2>/dev/null` },
       { name: '/tmp is writable', script: 'touch /tmp/probe && rm /tmp/probe' },
       { name: '~/.ssh cannot be read', script: `[ -z "$(ls -A ${q(ssh)} 2>/dev/null)" ]` },
+      {
+        name: `the ${stores.length} credential stores found here cannot be read`,
+        // A denied folder is an empty one inside; a denied file cannot be opened.
+        script: stores.map((path) => `if [ -d ${q(path)} ]; then [ -z "$(ls -A ${q(path)} 2>/dev/null)" ]; else [ -z "$(head -c 1 ${q(path)} 2>/dev/null)" ]; fi`).join(' && ') || 'true',
+      },
       { name: `fence's data folder cannot be read`, script: `[ -z "$(ls -A ${q(fenceHome())} 2>/dev/null)" ]` },
       { name: `fence's process cannot be seen`, script: `! kill -0 ${process.pid} 2>/dev/null` },
       { name: `the host's sockets in /run cannot be reached`, script: `[ -z "$(find /run -type s 2>/dev/null | head -1)" ]` },

@@ -192,6 +192,13 @@ describe.skipIf(bubblewrapMissing)('credentials on a developer machine, through 
     expect(existsSync(`/tmp/${scratch}-saved.txt`)).toBe(false);
   }, 120_000);
 
+  it('are probed by fence sandbox check, which finds every one it planted unreadable', async () => {
+    plantStores(rig().home, 'probed');
+    const result = await fenceIn(rig(), ['sandbox', 'check']);
+
+    expect(result.stdout).toContain(`ok   the ${CREDENTIAL_STORES.length} credential stores found here cannot be read`);
+  }, 60_000);
+
   it('lets git, node, npm test, python and pytest (and cargo, where installed) work from a warm home folder', async () => {
     const home = rig().home;
     plantStores(home, 'honest');
