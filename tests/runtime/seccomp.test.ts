@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { bubblewrapSandbox, offPolicy, sandboxSupport } from '../../src/runtime/os-sandbox';
 import {
   EPERM,
   SECCOMP_ARCHITECTURES,
@@ -140,6 +141,30 @@ describe.skipIf(bubblewrapMissing)('the terminal filter, loaded by bwrap', () =>
       const open = spawnSync('bwrap', bwrap, { encoding: 'utf8' });
       expect(open.stdout.split('\n')[0]).toBe('allowed');
     } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('is written once per sandbox, readable by its owner alone, and given to every process; only pipes get a new session', () => {
+    const support = sandboxSupport();
+    if (support.kind !== 'bubblewrap') throw new Error('bwrap is installed but cannot sandbox here');
+    const folder = mkdtempSync('/var/tmp/fence-seccomp-test-');
+    const sandbox = bubblewrapSandbox({ ...offPolicy(folder), mode: 'workspace-write', network: false }, support.path);
+    try {
+      const onPipes = sandbox.wrap('true', [], { cwd: folder, terminal: 'none' });
+      const onPty = sandbox.wrap('true', [], { cwd: folder, terminal: 'pty' });
+      // /bin/sh -c <script> sh <filter> bwrap …
+      const filter = onPipes.args[3] as string;
+      expect(onPty.args[3]).toBe(filter);
+      expect(statSync(filter).mode & 0o777).toBe(0o600);
+      expect(readFileSync(filter)).toEqual(encodeProgram(seccompProgram(seccompArchitecture() as SeccompArchitecture)));
+      for (const line of [onPipes, onPty]) expect(line.args.join(' ')).toContain('--seccomp 9');
+      expect(onPipes.args).toContain('--new-session');
+      expect(onPty.args).not.toContain('--new-session');
+      expect(spawnSync(onPipes.command, onPipes.args).status).toBe(0);
+      expect(spawnSync(onPty.command, onPty.args).status).toBe(0);
+    } finally {
+      sandbox.close();
       rmSync(folder, { recursive: true, force: true });
     }
   });
