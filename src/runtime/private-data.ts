@@ -1,4 +1,6 @@
-import { chmodSync, lstatSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
 
 /**
  * fence's data folder (`$FENCE_HOME`) holds the logs of every session, their saved outputs,
@@ -31,16 +33,25 @@ export function writePrivateFile(path: string, data: string | NodeJS.ArrayBuffer
   writeFileSync(path, data, { mode: PRIVATE_FILE, flag });
 }
 
+/** What fence keeps at the top of its data folder. */
+const DATA_FOLDER_ENTRIES = new Set(['sessions', 'programs', 'approvals', 'trusted-workspaces.json', 'sandbox-probe.json', 'mcp-tools', 'git-guard', 'input-history.jsonl']);
+
 /**
- * Makes the data folder `home` 0700 when it exists, is a folder (not a link), is the user's,
- * and others may read or enter it: earlier versions of fence made it 0755, which left every
- * session log readable by the other users of the machine. A folder that is someone else's, or
- * cannot be changed, is left as it is; this never throws.
+ * Makes the data folder `home` 0700 when others may read or enter it: earlier versions of
+ * fence made it 0755, which left every session log readable by the other users of the
+ * machine. Only a folder that is plainly fence's is changed: the user's own (not a link), not
+ * shared (no sticky bit, as `/tmp` has), not the home folder, holding fence's entries and
+ * nothing else (a `$FENCE_HOME` pointed at a folder of other things is left as it is). Never
+ * throws.
  */
 export function tightenDataFolder(home: string): void {
   try {
     const stat = lstatSync(home);
-    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o077) === 0) return;
+    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o077) === 0 || (stat.mode & 0o1000) !== 0) return;
+    if (resolve(home) === resolve(homedir()) || resolve(home) === '/') return;
+    const entries = readdirSync(home);
+    const ours = (name: string) => DATA_FOLDER_ENTRIES.has(name) || name.endsWith('.tmp');
+    if (!entries.some((name) => DATA_FOLDER_ENTRIES.has(name)) || !entries.every(ours)) return;
     chmodSync(home, PRIVATE_FOLDER);
   } catch {
     // Not there yet, or not ours to change.

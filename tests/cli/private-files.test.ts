@@ -94,12 +94,20 @@ describe("fence's data folder", () => {
     expect(modes(join(cli.dirs.home, 'programs')).some((entry) => entry.path.startsWith('programs/read_a/'))).toBe(true);
   });
 
-  it('is made 0700 again when an earlier version left it open to others', async () => {
+  it('is made 0700 again when an earlier version left it open to others, but a folder of other things is left alone', async () => {
     const home = join(cli.dirs.home, 'old');
-    mkdirSync(home, { recursive: true });
+    mkdirSync(join(home, 'sessions'), { recursive: true });
+    writeFileSync(join(home, 'sandbox-probe.json'), '{}');
     chmodSync(home, 0o755);
     const list = await fenceUmask022(['sessions', 'list'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: home } });
     expect(list.exitCode).toBe(0);
     expect((statSync(home).mode & 0o777).toString(8)).toBe('700');
+
+    const shared = join(cli.dirs.home, 'shared');
+    mkdirSync(join(shared, 'sessions'), { recursive: true });
+    writeFileSync(join(shared, 'notes.txt'), 'not fence\'s\n');
+    chmodSync(shared, 0o755);
+    await fenceUmask022(['sessions', 'list'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: shared } });
+    expect((statSync(shared).mode & 0o777).toString(8)).toBe('755');
   });
 });
