@@ -289,10 +289,19 @@ export function writeRefusal(policy: SandboxPolicy, absolute: string, shown: str
   if (guard !== undefined && basename(guard) === '.git') {
     return `${named} cannot be written: the workspace has no git repository, and one made inside the sandbox could run hooks outside it later. Ask the user to create it (git init) outside fence.`;
   }
+  if (guard !== undefined && !isFenceOrGitPath(policy.workspace, guard)) {
+    return `${named} is protected by the sandbox: it stays read-only in this session, being a start-up file of the shell, git or the desktop, or code that a tool runs outside the sandbox. If it must change, tell the user what to change.`;
+  }
   if (guard !== undefined) {
     return `${named} is protected by the sandbox: fence.toml, .fence/ and git's hooks and config stay read-only. If it must change, tell the user what to change.`;
   }
   return `${named} cannot be written: the sandbox lets this session write only in ${writableNames(policy)}. Write there instead.`;
+}
+
+/** Whether the protected path `guard` is fence's configuration or git's, in `workspace` (or a submodule's). */
+function isFenceOrGitPath(workspace: string, guard: string): boolean {
+  const roots = [resolve(workspace), realPathOf(resolve(workspace))];
+  return roots.some((root) => ['fence.toml', '.fence', '.git'].some((name) => isWithin(guard, join(root, name))));
 }
 
 /** Why reading `shown` is refused, for the model; undefined when it is allowed. */

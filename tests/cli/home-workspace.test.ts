@@ -102,6 +102,9 @@ describe.skipIf(bubblewrapMissing)('start-up files under a writable path', () =>
     expect(existsSync(join(r.home, '.config', 'autostart', 'evil.desktop'))).toBe(false);
     expect(existsSync(join(r.home, '.profile'))).toBe(false);
     expect(readFileSync(join(r.home, 'notes.txt'), 'utf8')).toBe('ok\n');
+    // The places held for start-up files that did not exist are gone with the session.
+    expect(existsSync(join(r.home, '.zshrc'))).toBe(false);
+    expect(existsSync(join(r.home, '.bash_login'))).toBe(false);
     const results = toolResults(r).map((m) => m.content);
     expect(results[1]).toMatch(/\.gitconfig.*(protected|cannot be written)/);
     expect(results[2]).toMatch(/\.profile.*(protected|cannot be written)/);
