@@ -15,6 +15,7 @@ import { startMcpServers } from './mcp-servers';
 import { chooseToken, endpointUrl, parseHttpAddress, serveHttp, TOKEN_VARIABLE, type HttpAddress } from './mcp-http';
 import { createProgramServer, oneCallTool, type ProgramServer, type ServedTool } from './mcp-serve';
 import { openSessionSandbox } from './session-sandbox';
+import { unsandboxedCommands } from './unsandboxed-commands';
 import { buildToolset, type Toolset } from './toolset';
 import { resolveWorkspace } from './workspace';
 
@@ -87,7 +88,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
   const home = fenceHome();
   const id = newSessionId();
   const session = { id, dir: join(home, 'sessions', id) };
-  const chosen = openSessionSandbox({ config: config.sandbox, workspace: workspace.path, fenceHome: home, sessionId: id });
+  const chosen = openSessionSandbox({ config: config.sandbox, workspace: workspace.path, fenceHome: home, sessionId: id, unsandboxed: unsandboxedCommands(config, workspace.path) });
   if ('error' in chosen) {
     err(`fence: ${chosen.error}`);
     return 1;
