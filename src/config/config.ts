@@ -145,7 +145,7 @@ export function loadConfig(options: LoadConfigOptions): LoadConfigResult {
   for (const [i, file] of files.entries()) {
     const text = readIfExists(file.path);
     if (text === undefined) continue;
-    if (typeof text !== 'string') return { error: `${file.shown}: cannot be read: ${text.reason}` };
+    if (typeof text !== 'string') return { error: `${file.shown}: ${text.reason}` };
     const parsed = parseConfigText(text, file.shown);
     if ('error' in parsed) return parsed;
     loaded[i] = parsed.file;
@@ -422,7 +422,7 @@ function readIfExists(path: string): string | undefined | { reason: string } {
   if (read.kind === 'read') return read.bytes.toString('utf8');
   if (read.kind === 'absent') return undefined;
   if (read.kind === 'not-regular' && read.what === 'a folder' && isEmptyFolder(path)) return undefined;
-  return { reason: describeUnread(read) };
+  return { reason: read.kind === 'unreadable' ? `cannot be read (${read.code})` : `cannot be read: ${describeUnread(read)}` };
 }
 
 function isEmptyFolder(path: string): boolean {

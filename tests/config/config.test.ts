@@ -506,7 +506,7 @@ max_output_tokens = 64000
     // An empty folder is what a sandbox holds the place of a missing fence.toml with: no file.
     expect(loadConfig({ workspace, env })).toMatchObject({ config: { sources: [] } });
     await writeFile(join(workspace, 'fence.toml', 'inside'), '');
-    expect(loadConfig({ workspace, env })).toEqual({ error: 'fence.toml: cannot be read (EISDIR)' });
+    expect(loadConfig({ workspace, env })).toEqual({ error: 'fence.toml: cannot be read: it is a folder, not a regular file' });
     if (process.getuid?.() !== 0) {
       await mkdir(join(env.XDG_CONFIG_HOME, 'fence'), { recursive: true });
       await writeFile(userConfigPath(env), '');
