@@ -32,11 +32,21 @@ export function unsandboxedCommands(config: Pick<FenceConfig, 'tools' | 'mcpServ
   return commands;
 }
 
-/** Programs that run a package, taking it from the `node_modules` of the folder they run in first. */
-const PACKAGE_RUNNERS: readonly (readonly string[])[] = [['npx'], ['bunx'], ['npm', 'exec'], ['npm', 'x'], ['pnpm', 'dlx'], ['pnpm', 'exec'], ['yarn', 'dlx'], ['bun', 'x']];
-
-/** What a package runner reads from the folder it runs in: the installed packages and the package manager's settings. */
-const PACKAGE_RUNNER_FILES: readonly string[] = ['node_modules', 'package.json', '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'bunfig.toml'];
+/**
+ * Programs that run a package, taking it from the folder they run in first, and what each reads
+ * there: the installed packages, the project's own package, and its package manager's settings
+ * (which can name code to load, such as npm's `node-options`).
+ */
+const PACKAGE_RUNNERS: readonly { words: readonly string[]; reads: readonly string[] }[] = [
+  { words: ['npx'], reads: ['node_modules', 'package.json', '.npmrc'] },
+  { words: ['npm', 'exec'], reads: ['node_modules', 'package.json', '.npmrc'] },
+  { words: ['npm', 'x'], reads: ['node_modules', 'package.json', '.npmrc'] },
+  { words: ['pnpm', 'dlx'], reads: ['node_modules', 'package.json', '.npmrc', '.pnpmfile.cjs'] },
+  { words: ['pnpm', 'exec'], reads: ['node_modules', 'package.json', '.npmrc', '.pnpmfile.cjs'] },
+  { words: ['yarn', 'dlx'], reads: ['node_modules', 'package.json', '.npmrc', '.yarnrc', '.yarnrc.yml'] },
+  { words: ['bunx'], reads: ['node_modules', 'package.json', '.npmrc', 'bunfig.toml'] },
+  { words: ['bun', 'x'], reads: ['node_modules', 'package.json', '.npmrc', 'bunfig.toml'] },
+];
 
 /**
  * The paths inside a writable root (`writable`, absolute) that the `commands` run outside the
@@ -45,8 +55,9 @@ const PACKAGE_RUNNER_FILES: readonly string[] = ['node_modules', 'package.json',
  * an argument when it exists, or holds a `/` and is neither a URL nor an npm scope), the folder holding it unless that folder is
  * a writable root itself, the folder the command runs in when it lies inside a writable root
  * but is not one, and, for a package runner (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`)
- * run inside a writable root, that folder's `node_modules`, `package.json` and package manager
- * settings, which it would run from before any registry. A program named without a `/` is
+ * run inside a writable root, that folder's `node_modules`, `package.json`, `.npmrc` and its own
+ * package manager's settings, which it would run from before any registry (held whether they
+ * exist or not: a package the model installed there later would run too). A program named without a `/` is
  * looked up on the `PATH` and names nothing here. Never throws.
  */
 export function unsandboxedCodePaths(commands: readonly UnsandboxedCommand[], writable: readonly string[]): string[] {
@@ -71,7 +82,7 @@ export function unsandboxedCodePaths(commands: readonly UnsandboxedCommand[], wr
         if (looksLikePath(candidate) || existsSync(path)) protect(path, true);
       }
     }
-    if (isPackageRunner(words) && inRoot(cwd)) for (const name of PACKAGE_RUNNER_FILES) found.add(join(cwd, name));
+    if (inRoot(cwd)) for (const name of packageRunnerReads(words)) found.add(join(cwd, name));
   }
   return [...found].sort();
 }
@@ -81,7 +92,9 @@ function looksLikePath(word: string): boolean {
   return word.includes('/') && !word.includes(':') && !word.startsWith('@');
 }
 
-function isPackageRunner(words: readonly string[]): boolean {
+/** What the package runner `words` starts would read from its folder; none for another program. */
+function packageRunnerReads(words: readonly string[]): readonly string[] {
   const program = basename(words[0] ?? '');
-  return PACKAGE_RUNNERS.some((runner) => runner[0] === program && (runner.length === 1 || words.slice(1).includes(runner[1] as string)));
+  const runner = PACKAGE_RUNNERS.find(({ words: [name, sub] }) => name === program && (sub === undefined || words.slice(1).includes(sub)));
+  return runner?.reads ?? [];
 }

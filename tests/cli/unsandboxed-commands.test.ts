@@ -1,7 +1,8 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { unsandboxedCodePaths } from '../../src/cli/unsandboxed-commands';
+import { mcpTestServer } from '../support/mcp-test-config';
 import { bubblewrapMissing, fenceIn, KEY_MARKER, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
 /**
@@ -65,6 +66,35 @@ describe.skipIf(bubblewrapMissing)('a sandbox = false tool that runs a workspace
   });
 });
 
+describe.skipIf(bubblewrapMissing)('a sandbox = false server started with npx from the workspace', () => {
+  it('starts and answers while node_modules, package.json and .npmrc are held read-only', { timeout: 180_000 }, async () => {
+    const r = rig();
+    // A package outside the workspace whose program starts the test MCP server.
+    const pkg = join(r.root, 'calc-package');
+    mkdirSync(pkg);
+    const server = mcpTestServer();
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'calc-server', version: '1.0.0', bin: { 'calc-server': 'index.mjs' } }));
+    writeFileSync(
+      join(pkg, 'index.mjs'),
+      `#!/usr/bin/env node\nimport { spawn } from 'node:child_process';\nspawn(${JSON.stringify(server.command)}, ${JSON.stringify(server.args)}, { stdio: 'inherit' }).on('exit', (code) => process.exit(code ?? 1));\n`,
+    );
+    chmodSync(join(pkg, 'index.mjs'), 0o755);
+    writeFileSync(r.userConfig, `[mcp.servers.calc]\ncommand = "npx"\nargs = ["-y", ${JSON.stringify(pkg)}]\nsandbox = false\n`);
+    calls(r, [
+      ['shell', { command: 'mkdir -p node_modules/.bin && echo evil > node_modules/.bin/calc-server; echo "node-options=--require ./evil.js" > .npmrc; echo wrote' }],
+      ['calc_get_sum', { a: 2, b: 3 }],
+    ]);
+    const run = await fenceIn(r, ['-n', '--tool-format', 'tool', 'add']);
+    expect(run.exitCode).toBe(0);
+    const seen = results(r);
+    expect(seen[0]).toMatch(/Read-only file system|Permission denied/);
+    expect(seen[1]).toContain('The sum is 5');
+    // Nothing the model wrote is left, and the places held for them are gone with the session.
+    expect(existsSync(join(r.workspace, 'node_modules'))).toBe(false);
+    expect(existsSync(join(r.workspace, '.npmrc'))).toBe(false);
+  });
+});
+
 describe('unsandboxedCodePaths', () => {
   const workspace = '/var/tmp/fence-unsandboxed-ws';
   it('names the files a command runs from a writable root, their folders below it, and a package runner’s packages', () => {
@@ -85,10 +115,6 @@ describe('unsandboxedCodePaths', () => {
         'node_modules',
         'package.json',
         '.npmrc',
-        '.yarnrc',
-        '.yarnrc.yml',
-        '.pnpmfile.cjs',
-        'bunfig.toml',
         'tools/mcp',
         'tools/mcp/server.py',
       ]
