@@ -20,6 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gitFolderRisk } from './git-folder-risk';
 import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders';
+import { processExists } from './owned-temp-dir';
 
 /**
  * The git guard undoes, after a sandboxed session, what the sandbox could not refuse and what
@@ -288,15 +289,6 @@ function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: s
     const record = readRecord(file);
     if (record) sweepGitState(record, report);
     rmSync(file, { force: true });
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -34,7 +34,8 @@ async function removeStaleTempDirs(prefix: string): Promise<void> {
   await Promise.all(stale.map((name) => rm(join(tmpdir(), name), { recursive: true, force: true }).catch(() => undefined)));
 }
 
-function processExists(pid: number): boolean {
+/** Whether a process with `pid` is alive, this user's or another's. */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

