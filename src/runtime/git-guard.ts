@@ -9,6 +9,7 @@ import {
   readlinkSync,
   realpathSync,
   renameSync,
+  rmdirSync,
   rmSync,
   symlinkSync,
   watch,
@@ -58,6 +59,12 @@ export interface GitGuardRecord {
   gitFiles: string[];
   /** Protected paths that were links, and where they led. */
   links: { path: string; target: string }[];
+  /**
+   * Empty folders the sandbox made to hold the place of protected paths that did not exist
+   * (`fence.toml`, `.fence`), outermost first: removed, when still empty, once the session's
+   * fence is gone (its own close removes them when it ends normally).
+   */
+  placeholders: string[];
 }
 
 /** What a git folder may hold that points git at config or hooks elsewhere. */
@@ -73,10 +80,11 @@ const MAX_WATCHED = 256;
  * What `workspace` holds now: its git folders and their redirects, its `.git` files, and which
  * of `protectedPaths` and of its `.git` entries are links.
  */
-export function recordGitState(workspace: string, protectedPaths: readonly string[]): GitGuardRecord & { truncated: boolean } {
+export function recordGitState(workspace: string, protectedPaths: readonly string[], placeholders: readonly string[] = []): GitGuardRecord & { truncated: boolean } {
   const found = findGitFolders(workspace);
   return {
     workspace,
+    placeholders: [...placeholders],
     pid: process.pid,
     folders: found.folders.map((folder) => ({
       path: folder.path,
@@ -201,6 +209,8 @@ export interface GitGuard {
 /** Options of `openGitGuard`. */
 export interface GitGuardOptions {
   workspace: string;
+  /** The placeholder folders the sandbox made (see `GitGuardRecord.placeholders`): the guard removes them. */
+  placeholders?: readonly string[];
   /** The policy's protected paths: those that are links are put back if replaced. */
   protectedPaths: readonly string[];
   /** Where records are kept (made 0700 if missing); without it, no record and no guardian. */
@@ -211,8 +221,7 @@ export interface GitGuardOptions {
 /** Starts the guard of a session in `workspace` (see `GitGuard`). Never throws. */
 export function openGitGuard(options: GitGuardOptions): GitGuard {
   const { workspace, report } = options;
-  if (options.recordsDir) sweepLeftBehind(options.recordsDir, workspace, report);
-  const { truncated, ...record } = recordGitState(workspace, options.protectedPaths);
+  const { truncated, ...record } = recordGitState(workspace, options.protectedPaths, options.placeholders);
   if (truncated) {
     report(`the workspace has more than ${MAX_WALKED_FOLDERS} folders: git folders past them are not looked at by the sandbox's git guard`);
   }
@@ -226,6 +235,7 @@ export function openGitGuard(options: GitGuardOptions): GitGuard {
       closed = true;
       watching.close();
       sweepGitState(record, report);
+      removePlaceholders(record, options.recordsDir);
       // With a guardian, the record is its own to remove, after its pass.
       if (file && !guarded) rmSync(file, { force: true });
     },
@@ -266,30 +276,76 @@ export function readRecord(file: string): GitGuardRecord | undefined {
   try {
     const record = JSON.parse(readFileSync(file, 'utf8')) as GitGuardRecord;
     const valid = typeof record.workspace === 'string' && Array.isArray(record.folders) && Array.isArray(record.gitFiles) && Array.isArray(record.links);
+    record.placeholders = Array.isArray(record.placeholders) ? record.placeholders.filter((path) => typeof path === 'string') : [];
     return valid ? record : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Sweeps and removes the records of sessions in `workspace` whose fence is gone. */
-function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: string) => void): void {
+/**
+ * Sweeps and removes the records of sessions in `workspace` whose fence is gone (see
+ * `sweepAfterFence`). Run before a new sandbox plans its mounts: a placeholder it removes is
+ * made again, and recorded, by that sandbox.
+ */
+export function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: string) => void): void {
+  for (const { file, pid } of recordsOf(recordsDir, workspace)) {
+    if (pid === process.pid || processExists(pid)) continue;
+    const record = readRecord(file);
+    if (record) sweepAfterFence(record, report, recordsDir);
+    rmSync(file, { force: true });
+  }
+}
+
+/**
+ * The sweep once a session's fence is gone (killed, crashed, or closed and checked again):
+ * `sweepGitState`, then the placeholder folders it left that are still empty, innermost
+ * first. Never during a session: removing a folder that a live sandbox has mounted over would
+ * take the mount away with it.
+ */
+export function sweepAfterFence(record: GitGuardRecord, report: (line: string) => void, recordsDir?: string): void {
+  sweepGitState(record, report);
+  removePlaceholders(record, recordsDir);
+}
+
+/**
+ * Removes the record's placeholder folders that are still empty, innermost first, unless
+ * another live fence has a record for the same workspace: its sandbox may have mounted over
+ * them, and a folder removed from outside takes the mounts of other namespaces with it.
+ */
+function removePlaceholders(record: GitGuardRecord, recordsDir: string | undefined): void {
+  if (record.placeholders.length === 0) return;
+  if (recordsDir !== undefined && liveSessionsIn(recordsDir, record.workspace).some((pid) => pid !== record.pid)) return;
+  for (const path of [...record.placeholders].reverse()) {
+    try {
+      if (readdirSync(path).length === 0) rmdirSync(path);
+    } catch {
+      // Gone already, or no longer empty: left as it is.
+    }
+  }
+}
+
+/** The pids of the fence processes alive now with a record for `workspace` in `recordsDir`. */
+function liveSessionsIn(recordsDir: string, workspace: string): number[] {
+  return recordsOf(recordsDir, workspace)
+    .map((record) => record.pid)
+    .filter((pid) => pid === process.pid || processExists(pid));
+}
+
+/** The record files for `workspace` in `recordsDir`, with the pid each names. */
+function recordsOf(recordsDir: string, workspace: string): { file: string; pid: number }[] {
   const prefix = `${workspaceKey(workspace)}-`;
   let names: string[];
   try {
     names = readdirSync(recordsDir);
   } catch {
-    return;
+    return [];
   }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !name.endsWith('.json')) continue;
+  return names.flatMap((name) => {
+    if (!name.startsWith(prefix) || !name.endsWith('.json')) return [];
     const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (!Number.isInteger(pid) || pid === process.pid || processExists(pid)) continue;
-    const file = join(recordsDir, name);
-    const record = readRecord(file);
-    if (record) sweepGitState(record, report);
-    rmSync(file, { force: true });
-  }
+    return Number.isInteger(pid) ? [{ file: join(recordsDir, name), pid }] : [];
+  });
 }
 
 /**

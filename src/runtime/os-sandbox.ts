@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy';
 import { networkRules } from './network-rules';
 import { limitedCommand, sandboxResourceLimits, type SandboxResourceLimits } from './sandbox-resource-limits';
-import { openGitGuard } from './git-guard';
+import { openGitGuard, sweepLeftBehind } from './git-guard';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { makePrivateFolder, writePrivateFile } from './private-data';
 import { isWithin, type SandboxPolicy } from './sandbox-policy';
@@ -217,10 +217,14 @@ export function bubblewrapSandbox(
   const empty = join(tempDir, '.empty');
   mkdirSync(join(tempDir, 'tmp'), { mode: 0o700 });
   mkdirSync(empty, { mode: 0o500 });
+  const report = options.report ?? (() => undefined);
+  const records = guardsGit(policy) ? options.gitGuardRecords : undefined;
+  // Before the mounts are planned: a dead session's placeholders go, and are made again below.
+  if (records) sweepLeftBehind(records, policy.workspace, report);
   const placeholders: string[] = [];
   const mounts = sandboxMounts(policy, { tmp: join(tempDir, 'tmp'), empty, placeholders });
   const gitGuard = guardsGit(policy)
-    ? openGitGuard({ workspace: policy.workspace, protectedPaths: policy.protected, report: options.report ?? (() => undefined), ...(options.gitGuardRecords ? { recordsDir: options.gitGuardRecords } : {}) })
+    ? openGitGuard({ workspace: policy.workspace, protectedPaths: policy.protected, placeholders, report, ...(records ? { recordsDir: records } : {}) })
     : undefined;
   const proxy = policy.network === false ? undefined : startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), networkRules(policy.network));
   const limits = options.limits ?? sandboxResourceLimits({});
@@ -265,7 +269,7 @@ export function bubblewrapSandbox(
       if (closed) return;
       closed = true;
       proxy?.close();
-      for (const path of placeholders.reverse()) removeIfEmptyFolder(path);
+      if (!gitGuard) for (const path of placeholders.reverse()) removeIfEmptyFolder(path);
       rmSync(tempDir, { recursive: true, force: true });
       gitGuard?.close();
     },

@@ -156,9 +156,14 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     return run;
   }
 
-  /** What every ending must leave: no commondir, the nested repository's config moved aside, git running nothing. */
+  /**
+   * What every ending must leave: no commondir, the nested repository's config moved aside, git
+   * running nothing, and none of the empty folders that held the place of fence.toml and .fence.
+   */
   function expectSwept(stderr: string) {
     const workspace = rig().workspace;
+    expect(existsSync(join(workspace, 'fence.toml'))).toBe(false);
+    expect(existsSync(join(workspace, '.fence'))).toBe(false);
     expect(existsSync(join(workspace, '.git', 'commondir'))).toBe(false);
     expect(stderr).toContain(`removed ${join(workspace, '.git', 'commondir')}`);
     expect(existsSync(join(workspace, 'sub', '.git', 'config'))).toBe(false);
@@ -190,6 +195,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     expect(killed.signal).toBe('SIGKILL');
     // Nothing swept it: this is what the next start finds.
     expect(existsSync(join(rig().workspace, 'sub', '.git', 'config'))).toBe(true);
+    expect(existsSync(join(rig().workspace, 'fence.toml'))).toBe(true);
     expect(readdirSync(join(rig().fenceHome, 'git-guard'))).toHaveLength(1);
 
     script(rig(), ['Nothing to do.']);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gitFolderRisk } from '../../src/runtime/git-folder-risk';
 import { findGitFolders } from '../../src/runtime/git-folders';
-import { openGitGuard, recordFileOf, recordGitState } from '../../src/runtime/git-guard';
+import { openGitGuard, recordFileOf, recordGitState, sweepLeftBehind } from '../../src/runtime/git-guard';
 
 /** The git guard on real folders and real git: what it finds, what it judges, what it undoes. */
 
@@ -122,11 +122,33 @@ describe('openGitGuard', () => {
     execFileSync('git', ['init', '-q', join(workspace, 'sub')]);
     git(join(workspace, 'sub'), 'config', 'core.pager', 'touch ran');
     const lines: string[] = [];
+    sweepLeftBehind(records, workspace, (text) => lines.push(text));
     const guard = openGitGuard({ workspace, protectedPaths: [], recordsDir: records, report: (text) => lines.push(text) });
     expect(lines).toEqual([expect.stringContaining('could make git run a program (config sets core.pager)')]);
     expect(existsSync(join(workspace, 'sub', '.git', 'config.disabled-by-fence'))).toBe(true);
     expect(readdirSync(records)).toEqual([expect.stringMatching(new RegExp(`-${process.pid}-[0-9a-f]{8}\\.json$`))]);
     guard.close();
+    expect(readdirSync(records)).toEqual([]);
+  });
+  it("removes a dead fence's empty placeholder folders at the next start, but not while another fence in the folder is alive", () => {
+    const records = join(root, 'records');
+    mkdirSync(records);
+    const placeholders = [join(workspace, 'fence.toml'), join(workspace, '.fence'), join(workspace, 'kept')];
+    for (const path of placeholders) mkdirSync(path);
+    writeFileSync(join(workspace, 'kept', 'written-since'), '');
+    const dead = spawnSync('true').pid as number;
+    const { truncated: _truncated, ...record } = recordGitState(workspace, [], placeholders);
+    writeFileSync(recordFileOf(records, workspace, dead), JSON.stringify({ ...record, pid: dead }));
+    // A live fence in the same folder (this process) may have mounted over them: they stay.
+    const alive = recordFileOf(records, workspace, process.pid);
+    writeFileSync(alive, JSON.stringify({ ...record, pid: process.pid }));
+    sweepLeftBehind(records, workspace, () => undefined);
+    expect(placeholders.map((path) => existsSync(path))).toEqual([true, true, true]);
+
+    rmSync(alive);
+    writeFileSync(recordFileOf(records, workspace, dead), JSON.stringify({ ...record, pid: dead }));
+    sweepLeftBehind(records, workspace, () => undefined);
+    expect(placeholders.map((path) => existsSync(path))).toEqual([false, false, true]);
     expect(readdirSync(records)).toEqual([]);
   });
 });
