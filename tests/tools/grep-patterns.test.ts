@@ -83,6 +83,21 @@ describe('runsInLinearTime', () => {
   it('tells the patterns the linear engine can run', () => {
     expect(runsInLinearTime('^(a+)+$')).toBe(true);
     expect(runsInLinearTime('\\d{1,3}\\.\\w+')).toBe(true);
-    for (const source of ['(a)\\1', '(?=a)a', '(?<!a)b', 'x{40}', '(']) expect(runsInLinearTime(source), source).toBe(false);
+    for (const source of ['(a)\\1', '(?=a)a', '(?!a)b', 'x{40}', '(']) expect(runsInLinearTime(source), source).toBe(false);
+  });
+});
+
+describe('lookbehind, which newer V8s (Node 24\'s) run in the linear engine and Node 20\'s does not', () => {
+  it('is answered on a line that makes it backtrack, whichever engine runs it', async () => {
+    await file('evil.txt', `${'b'.repeat(36)}!\nab\ncb\n`);
+    const pattern = '^(?<!a)(b+)+$|(?<!a)b$';
+    const result = await grep(pattern);
+    if (runsInLinearTime(pattern)) {
+      expect(result.isError).toBeUndefined();
+      expect(result.value).toEqual([{ path: 'evil.txt', line: 3, text: 'cb' }]);
+    } else {
+      expect(result.isError).toBe(true);
+      expect(result.output).toMatch(/^grep stopped: the pattern .* ran over 3 s on evil\.txt /);
+    }
   });
 });
