@@ -6,6 +6,7 @@ standard library only.
 Protocol: JSON objects, one per line. The host writes on fd 3 and the kernel on fd 4, so that
 what user code prints never mixes with the protocol.
   host -> kernel  {"type": "run", "id", "code", "sentinel", "limit"}
+                  {"type": "interrupt", "id"}
                   {"type": "tool_result", "id", "ok", "value" | "error"}
   kernel -> host  {"type": "ready", "pid"}
                   {"type": "tool_call", "id", "name", "args"}
@@ -48,7 +49,10 @@ send_lock = threading.Lock()
 run_queue = queue.Queue()
 pending_calls = {}
 pending_lock = threading.Lock()
-state = {'in_cell': False, 'next_call': 0, 'cells': 0, 'loop': None, 'shell': None}
+state = {'in_cell': False, 'current': None, 'interrupted': False, 'next_call': 0, 'cells': 0, 'loop': None, 'shell': None}
+# Cells the host interrupted before they began: they end with KeyboardInterrupt at once.
+cancelled = set()
+cell_lock = threading.Lock()
 
 
 def send(message):
@@ -318,6 +322,32 @@ def show_value(value, limit):
 def on_sigint(signum, frame):
     # Outside a cell an interrupt that came late must not break the kernel's own work.
     if state['in_cell']:
+        state['interrupted'] = True
+        raise KeyboardInterrupt
+
+
+def interrupt(cell_id):
+    """Reader thread: the host's interrupt of cell `cell_id`, which comes with a SIGINT. The
+    signal alone is lost when it arrives before the cell began (ignored between cells), so a
+    cell not yet begun is marked to end at once, and a running one that no signal reached yet
+    gets one sent to the main thread."""
+    with cell_lock:
+        if state['current'] != cell_id:
+            cancelled.add(cell_id)
+        elif state['in_cell'] and not state['interrupted']:
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
+def begin_cell(cell_id):
+    """Marks `cell_id` as running; raises KeyboardInterrupt if the host interrupted it already."""
+    with cell_lock:
+        state['current'] = cell_id
+        state['interrupted'] = False
+        state['in_cell'] = True
+        # The host runs one cell at a time: any other id here is of a cell already over.
+        was_cancelled = cell_id in cancelled
+        cancelled.clear()
+    if was_cancelled:
         raise KeyboardInterrupt
 
 
@@ -327,11 +357,12 @@ def execute(message, streams, output_fd):
     limit = int(message.get('limit') or 0)
     reply = {'type': 'done', 'id': message['id']}
     try:
-        state['in_cell'] = True
         try:
+            begin_cell(message['id'])
             value = run_cell(message['code'], filename)
         finally:
             state['in_cell'] = False
+            state['current'] = None
         if value is not None:
             user_ns['_'] = value
             reply['value'] = show_value(value, limit)
@@ -375,6 +406,8 @@ def read_commands():
                     continue
                 if message.get('type') == 'run':
                     run_queue.put(message)
+                elif message.get('type') == 'interrupt':
+                    interrupt(message.get('id'))
                 elif message.get('type') == 'tool_result':
                     with pending_lock:
                         settle = pending_calls.pop(message.get('id'), None)

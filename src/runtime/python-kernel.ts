@@ -19,8 +19,9 @@ import { kernelEnvironment, kernelScript, makeKernelTempDir, resolveInterpreter 
  *   sys.stdout/sys.stderr) if the cell moved them, writes a sentinel made for this cell to the
  *   pipe, and sends `done`; the cell is over when the host has both. Output written between
  *   cells (a background thread) belongs to no cell and is dropped.
- * - A timeout or an abort sends SIGINT to the process group (Python raises KeyboardInterrupt;
- *   variables are kept) — in bubblewrap, to the process groups inside the sandbox, whose
+ * - A timeout or an abort sends an `interrupt` message and SIGINT to the process group (Python
+ *   raises KeyboardInterrupt; variables are kept; the message ends a cell that had not begun
+ *   when the signal came, which the kernel ignores between cells) — in bubblewrap, to the process groups inside the sandbox, whose
  *   command runs in a session of its own (no controlling terminal); if the cell has not ended 2 s later, the group is killed and a new
  *   kernel started (`restarted`). A kernel that dies by itself is started anew the same way.
  * - Host tools: the kernel sends `tool_call` messages (any number outstanding, matched by id)
@@ -211,6 +212,8 @@ export class PythonKernel {
       sendLine(kernel, JSON.stringify({ type: 'run', id: cell.id, code, sentinel, limit: maxBytes }));
       outcome = await this.waitFor(ended, options.timeoutMs ?? DEFAULT_CELL_TIMEOUT_MS, options.signal);
       if (outcome !== 'met' && kernel.exit === undefined) {
+        // The message reaches a cell the signal would miss: one not begun yet, when SIGINT is ignored.
+        sendLine(kernel, JSON.stringify({ type: 'interrupt', id: cell.id }));
         await interruptCell(kernel.child, this.options.sandbox?.kind === 'bubblewrap');
         if ((await this.waitFor(ended, INTERRUPT_GRACE_MS)) !== 'met') {
           killedReason = `the cell did not stop within ${INTERRUPT_GRACE_MS / 1000} s of an interrupt, so the kernel was killed`;
