@@ -310,6 +310,11 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', folders.tmp, '/tmp', ...hostTmpNeeded(), ...runFolder()];
   const writable = policy.mode === 'workspace-write' ? policy.writable : [];
   for (const path of writable) if (existsSync(path)) args.push('--bind', path, path);
+  // Read-only, the workspace is not mounted writable at its place: under the host's /tmp, the
+  // sandbox's own /tmp would hide it, so it is mounted back read-only.
+  if (policy.mode !== 'workspace-write') {
+    for (const path of new Set([policy.workspace, ...policy.writable])) if (isWithin(path, '/tmp') && existsSync(path)) args.push('--ro-bind', path, path);
+  }
   const pinned = new Set<string>();
   for (const path of policy.protected) {
     const root = writable.find((root) => isWithin(path, root));
