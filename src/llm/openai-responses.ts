@@ -32,7 +32,8 @@ const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
  * model") for models that do not reason, gpt-4o and gpt-4.1 among them. Streams through the official SDK, its retries off (fence
  * retries, see `retry.ts`), its warnings passed to `options.warn`.
  *
- * Events: text (and refusal) deltas are `text`; function calls are `tool_call` (the call's `call_id` as id);
+ * Events: text (and refusal) deltas are `text`, the texts of successive message items (and
+ * text parts) joined by a blank line, as the API sends no line break between them; function calls are `tool_call` (the call's `call_id` as id);
  * reasoning summary (or reasoning text) deltas are `thinking`; each finished reasoning item is
  * a `reasoning` event whose `raw` is the item exactly as received. Usage counts as with Chat
  * Completions: `inputTokens` without the cached tokens, `cacheReadTokens` the cached ones.
@@ -69,6 +70,8 @@ interface ReplyState {
   calls: Map<number, { index: number; streamed: boolean }>;
   /** Reasoning summary parts already begun, by item id (a later part starts on a new paragraph). */
   summaryParts: Set<string>;
+  /** The last two characters of the reply's text so far ('' before any text). */
+  textTail: string;
 }
 
 async function* attempt(
@@ -79,7 +82,7 @@ async function* attempt(
   signal: AbortSignal,
 ): AsyncGenerator<AttemptEvent, void, undefined> {
   const stream = await warnings.during(() => client.responses.create(responsesParams(name, request), { signal }));
-  const state: ReplyState = { calls: new Map(), summaryParts: new Set() };
+  const state: ReplyState = { calls: new Map(), summaryParts: new Set(), textTail: '' };
   for await (const event of stream) {
     const finish = yield* translate(event, state, name);
     if (finish) {
@@ -94,8 +97,16 @@ function* translate(event: ResponseStreamEvent, state: ReplyState, name: string)
   switch (event.type) {
     case 'response.output_text.delta':
     case 'response.refusal.delta':
-      if (event.delta) yield { type: 'text', text: event.delta };
+      if (event.delta) yield textEvent(event.delta, state);
       return undefined;
+    case 'response.content_part.added': {
+      // Each text part (and each message item) is a text of its own: a paragraph break keeps
+      // the next one off the last line of the one before, so a block that ended a message is
+      // complete as soon as the model goes on writing.
+      const separator = event.part.type === 'reasoning_text' ? '' : paragraphBreak(state.textTail);
+      if (separator) yield textEvent(separator, state);
+      return undefined;
+    }
     case 'response.output_item.added':
       if (event.item.type === 'function_call') yield* callStarted(event.item, event.output_index, state);
       return undefined;
@@ -134,6 +145,18 @@ function* translate(event: ResponseStreamEvent, state: ReplyState, name: string)
     default:
       return undefined;
   }
+}
+
+/** A `text` event for `text`, noted as the reply's latest text. */
+function textEvent(text: string, state: ReplyState): AttemptEvent {
+  state.textTail = (state.textTail + text).slice(-2);
+  return { type: 'text', text };
+}
+
+/** What ends text ending in `tail` with a blank line: nothing for no text or one already ending so. */
+function paragraphBreak(tail: string): string {
+  if (tail === '' || tail.endsWith('\n\n')) return '';
+  return tail.endsWith('\n') ? '\n' : '\n\n';
 }
 
 /** A function call item has begun: its `tool_call` index, id and name. */

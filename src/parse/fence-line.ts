@@ -37,6 +37,17 @@ export function fenceCloses(fence: FenceLevel, level: FenceLevel): boolean {
 }
 
 /**
+ * Whether a fence line with an info string may open a nested block inside an open one: its
+ * info string starts as a language tag or a tool's name does (a letter, digit, `_`, `.`, `+`,
+ * `-` or `{`). A run of backticks followed by quotes or other punctuation (```` ```''' ````, the
+ * end of a string in code that holds a fence) is an ordinary line of the block: it neither
+ * closes it nor opens a nested one.
+ */
+export function opensNestedBlock(fence: FenceLine): boolean {
+  return /^[\p{L}\p{N}_.+{-]/u.test(fence.info);
+}
+
+/**
  * A blank line in CommonMark's sense: nothing but spaces and tabs before its line break
  * (`\n` or `\r\n`, or none at the end of the text).
  */

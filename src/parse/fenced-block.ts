@@ -1,4 +1,4 @@
-import { fenceCloses, isBlankLine, readFenceLine, type FenceLevel } from './fence-line';
+import { fenceCloses, isBlankLine, opensNestedBlock, readFenceLine, type FenceLevel, type FenceLine } from './fence-line';
 
 /**
  * What a line read inside an open block turned out to be:
@@ -36,6 +36,9 @@ type Phase =
  *     the block after all (`ended`): a bare inner block holds no fence line of its own, so what
  *     followed the fence was text written against it (```` ``` ```` then "That lists the files.").
  *
+ * Inside a block, a fence line whose info string does not start as a tag does (```` ```''' ````,
+ * see `opensNestedBlock`) is no fence line at all, just a line of the block.
+ *
  * So `` ```save README.md `` with bare ```` ``` ```` blocks inside ends at its last fence, while
  * a block whose closing fence is followed directly by prose still ends at that fence. Each line
  * costs constant work beyond reading it; nothing is read twice.
@@ -52,7 +55,7 @@ export class FencedBlock {
 
   /** Reads the next whole line of the block (with or without its line break). Not to be called once it `ended`. */
   read(line: string): BlockLine {
-    const fence = readFenceLine(line);
+    const fence = fenceInBlock(line);
     const phase = this.#phase;
     if (phase.kind === 'closing') {
       if (fence || isBlankLine(line)) return 'ended';
@@ -89,4 +92,11 @@ export class FencedBlock {
   end(): boolean {
     return this.#phase.kind !== 'open';
   }
+}
+
+/** The fence line `line` is, as read inside an open block (see `opensNestedBlock`); undefined for other lines. */
+function fenceInBlock(line: string): FenceLine | undefined {
+  const fence = readFenceLine(line);
+  if (!fence || fence.info === '' || opensNestedBlock(fence)) return fence;
+  return undefined;
 }

@@ -185,6 +185,15 @@ describe('bare fences inside a block, in replies as models write them', () => {
     expectSameInAnyChunking(text);
   });
 
+  it('keeps a same-language fence inside a string: a fence run followed by quotes neither closes nor opens', () => {
+    // The reply as the model wrote it: the string's closing quotes stand right after the inner fence.
+    const content = body("code = \'\'\'```python", 'print("inner")', "```\'\'\'", 'print(code.splitlines()[0])');
+    const { text, use } = reply('Here it is:\n', 'python', content, '\nThat prints the first line.\n');
+    expect(parse(text)).toEqual([use]);
+    expectSameInAnyChunking(text);
+    expect(verdicts(["```\'\'\'", '```)', '```"', '```'])).toEqual(['inside', 'inside', 'inside', 'held']);
+  });
+
   it('keeps a README written by a shell heredoc whole', () => {
     const content = body(
       "cat > README.md <<'EOF'",

@@ -28,6 +28,7 @@ export function renderResponses(script: Script, body: WireBody, context: Respons
   script.steps.forEach((step, index) => {
     if (step.kind === 'delay') stream.frames.push({ delay: step.ms });
     if (step.kind === 'text') stream.text(step.text);
+    if (step.kind === 'end_message') stream.endMessage();
     if (step.kind === 'tool_call') stream.functionCall(step.id, step.name, step.args);
     if (step.kind === 'thinking') stream.reasoning(step.text, step.signature, after[index]);
     if (step.kind === 'redacted_thinking') stream.reasoning('', step.data, after[index]);
@@ -70,6 +71,11 @@ class ResponsesStream {
     const message = (this.message ??= this.openMessage());
     message.text += delta;
     this.push('response.output_text.delta', { item_id: message.id, output_index: message.index, content_index: 0, delta, logprobs: [] });
+  }
+
+  /** The open message item done, if there is one; the next text opens a new item. */
+  endMessage(): void {
+    this.closeMessage(this.frames, 'completed');
   }
 
   /** A whole function call item, its arguments in two deltas. */

@@ -35,7 +35,8 @@ export type Step =
   | { kind: 'tool_call'; id: string; name: string; args: string }
   | { kind: 'thinking'; text: string; signature: string }
   | { kind: 'redacted_thinking'; data: string }
-  | { kind: 'delay'; ms: number };
+  | { kind: 'delay'; ms: number }
+  | { kind: 'end_message' };
 
 /** How a scripted reply ends once its steps are sent. */
 export type Ending = { kind: 'finish' } | { kind: 'cut' } | { kind: 'hang' } | { kind: 'stream_error'; type: string; message: string };
@@ -99,6 +100,17 @@ export class ReplyBuilder {
    */
   redactedThinking(data: string): this {
     this.script.steps.push({ kind: 'redacted_thinking', data });
+    return this;
+  }
+
+  /**
+   * Ends the message being written, so that later text starts a new one. Responses: the
+   * message item is done (`response.output_item.done`) and the next text opens another item,
+   * as when a model writes several messages in one reply. Chat Completions and Anthropic:
+   * nothing (the text goes on).
+   */
+  endMessage(): this {
+    this.script.steps.push({ kind: 'end_message' });
     return this;
   }
 

@@ -81,6 +81,12 @@ export interface RecordedRequest {
   arrivedAt: number;
   /** `performance.now()` when the last frame of the reply was handed to the socket, if any was. */
   lastFrameAt?: number;
+  /**
+   * True once the client closed the connection before the reply was over (it stopped reading,
+   * as fence does at the first complete tool block); absent while it reads or after the server
+   * ended the reply (a `cut` is the server's doing and does not count).
+   */
+  leftEarly?: boolean;
 }
 
 /** The input items of a Responses body (a plain-text input is one user message). */

@@ -135,6 +135,9 @@ export async function startFakeLlm(): Promise<FakeLlm> {
       };
       requests.push(recorded);
       closed.push(new Promise((resolve) => res.on('close', () => resolve())));
+      res.on('close', () => {
+        if (!res.writableEnded && !cutByServer.has(res) && !stopping) recorded.leftEarly = true;
+      });
       for (const waiter of waiters.filter((w) => requests.length >= w.count)) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve();
@@ -283,12 +286,16 @@ async function play(
       res.end();
       return;
     case 'cut':
+      cutByServer.add(res);
       res.socket?.destroy();
       return;
     case 'hang':
       return;
   }
 }
+
+/** Responses the server itself cut mid-stream (a scripted `cut`), which the client did not leave. */
+const cutByServer = new WeakSet<ServerResponse>();
 
 function write(res: ServerResponse, data: string): Promise<void> {
   if (res.destroyed || res.writableEnded) return Promise.resolve();
