@@ -21,7 +21,7 @@ import { agentsFileFor } from './agents-file';
 import { startMcpServers } from './mcp-servers';
 import { unsandboxedCommands } from './unsandboxed-commands';
 import { describeSandbox, openSessionSandbox } from './session-sandbox';
-import { startShell, type StartingShell } from './starting-shell';
+import { sandboxStartProblem, startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
 
 /**
@@ -34,7 +34,8 @@ import { buildToolset, sessionTools } from './toolset';
  * The shell is started first (unless one was started for it already, see `shell`), before
  * anything else is awaited: most runs use it, and its start-up then overlaps building the
  * session and the first model request, so that it is ready when a model that answers at once
- * asks for it. The tools of the config's MCP servers join the
+ * asks for it. In an OS sandbox, the session does not open until bash is up there: a sandbox
+ * that cannot start throws, with bwrap's reason (see `sandboxStartProblem`). The tools of the config's MCP servers join the
  * registry before the system prompt is written: from the cache of listed tools (the server
  * then starts on its first call), or by starting the servers, all at once (see
  * `connectMcpServers`); a server that fails is left out with one line on stderr (`warn`), and
@@ -101,6 +102,12 @@ export async function openSession(options: {
     throw error;
   }
   for (const problem of mcp.problems) warn(`fence: ${problem}`);
+  // Started before the servers, so mostly ready by now: a sandbox that cannot start ends the session here.
+  const notStarted = await sandboxStartProblem(shell);
+  if (notStarted) {
+    await Promise.all([mcp.close(), shell.close()]);
+    throw new Error(notStarted);
+  }
   try {
     return openWithTools(options, id, shell, mcp.tools, mcp.close, warn);
   } catch (error) {

@@ -3,6 +3,7 @@ import { fenceHome } from '../config/paths';
 import { newSessionId, newSessionNameProblem } from '../conversation/session-store';
 import { BashSession } from '../runtime/bash-session';
 import { noSandbox, offPolicy, type OsSandbox } from '../runtime/os-sandbox';
+import { ShellStartError } from '../runtime/shell-start-error';
 import type { SandboxMode } from '../runtime/sandbox-policy';
 import { openSessionSandbox } from './session-sandbox';
 import { unsandboxedCommands } from './unsandboxed-commands';
@@ -51,6 +52,26 @@ export function startShell(
       own.close();
     },
   };
+}
+
+/**
+ * Waits for `shell` when it runs in an OS sandbox, and resolves with a sentence for the person
+ * if bash could not start there (bwrap refused the sandbox, the workspace could not be entered):
+ * the session must not go on without its shell. Undefined when bash started, or when it runs
+ * with no sandbox (a shell that fails there is reported by the shell tool).
+ */
+export async function sandboxStartProblem(shell: StartingShell): Promise<string | undefined> {
+  if (shell.sandbox.kind === 'none') return undefined;
+  try {
+    await shell.get();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ShellStartError)) return undefined;
+    return (
+      `the ${shell.sandbox.policy.mode} sandbox could not start in ${error.cwd}: ${error.reason}\n` +
+      'fence sandbox check tries the sandbox step by step; --sandbox off runs without one (the model then has your full access).'
+    );
+  }
 }
 
 /**

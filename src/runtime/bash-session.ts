@@ -8,6 +8,7 @@ import { CommandCapture } from './command-output';
 import { findTerminalReader, terminalOf } from './input-wait';
 import { foregroundProcessGroup, killForegroundJob, killSession, killSessionNow, signalProcess } from './process-tree';
 import { awaitJob, pressCtrlC, stopOrphanedJob, type JobTerminal } from './job-interrupt';
+import { ShellStartError, startOutputReason } from './shell-start-error';
 import {
   BASH_ARGS,
   RISKY_SYNTAX,
@@ -489,7 +490,7 @@ export class BashSession {
       if (outcome !== 'met' || shell.exit) {
         const { output } = capture.finish();
         await this.killShell(shell);
-        throw new Error(`bash did not start in ${this.options.cwd}: ${output.trim() || outcome}`);
+        throw new ShellStartError(this.options.cwd, startOutputReason(output, nonce) || (shell.exit ? `it exited${shell.exit.code === null ? ' on a signal' : ` with code ${shell.exit.code}`}` : 'it did not answer in time'));
       }
       if (this.closing) {
         // close() came while bash was starting and may have swept the session before it existed.
