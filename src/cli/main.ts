@@ -2,12 +2,14 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { version } from '../../package.json';
 import { fenceHome } from '../config/paths';
 import { tightenDataFolder } from '../runtime/private-data';
+import { readCommandLine, type CommandLineReading } from './prompt-or-command';
 
 /**
  * fence's command line. Only commander is loaded up front: each action imports what it
- * needs, so `fence --version` and `fence sessions list` never load a provider SDK.
+ * needs, so `fence --version` and `fence sessions list` never load a provider SDK. Without
+ * `commands`, only the run of the model: every word that is not an option is the prompt.
  */
-function buildProgram(): Command {
+function buildProgram(commands = true): Command {
   const program = new Command('fence')
     .description('A coding agent that acts by writing code blocks, which fence runs.')
     .version(version, '-V, --version')
@@ -67,6 +69,7 @@ function buildProgram(): Command {
       await shell?.close({ waitForExit: false });
       await exitOnceWritten(code);
     });
+  if (!commands) return program;
 
   const sessions = program.command('sessions').description('list and show stored sessions');
   sessions
@@ -261,8 +264,11 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
  * the JSON formats a usage error also ends with the one result object every run ends with
  * (stop reason `usage`), so a script reading stdout always gets one.
  */
-async function endCommandLine(error: CommanderError): Promise<void> {
+async function endCommandLine(error: CommanderError, reading: CommandLineReading): Promise<void> {
   if (error.exitCode === 0) process.exit(0);
+  if (reading.kind === 'ambiguous') {
+    process.stderr.write(`To give "${reading.word}" to the model as the prompt, write: fence -n ${reading.word}, or fence -- ${reading.word}\n`);
+  }
   if (jsonRequested(process.argv.slice(2))) {
     const { jsonResult, resultBeforeRun } = await import('./output-format');
     const message = error.message.replace(/^error: /, '');
@@ -287,6 +293,8 @@ function jsonRequested(words: readonly string[]): boolean {
 process.on('uncaughtException', reportUnexpected);
 process.on('unhandledRejection', reportUnexpected);
 tightenDataFolder(fenceHome());
-buildProgram()
+// A command's name is a prompt when the line says so (see readCommandLine).
+const reading = readCommandLine(buildProgram(), process.argv.slice(2));
+buildProgram(reading.kind !== 'prompt')
   .parseAsync(process.argv)
-  .catch((error: unknown) => (error instanceof CommanderError ? endCommandLine(error) : reportUnexpected(error)));
+  .catch((error: unknown) => (error instanceof CommanderError ? endCommandLine(error, reading) : reportUnexpected(error)));
