@@ -87,7 +87,7 @@ describe('runsInLinearTime', () => {
   });
 });
 
-describe('lookbehind, which newer V8s (Node 24\'s) run in the linear engine and Node 20\'s does not', () => {
+describe('lookbehind, which newer V8s (Node 22\'s and 24\'s) run in the linear engine and Node 20\'s does not', () => {
   it('is answered on a line that makes it backtrack, whichever engine runs it', async () => {
     await file('evil.txt', `${'b'.repeat(36)}!\nab\ncb\n`);
     const pattern = '^(?<!a)(b+)+$|(?<!a)b$';
