@@ -41,6 +41,29 @@ describe('the fake model server', () => {
     }
   });
 
+  it('records a client that left a reply before its end, and not one that read it whole or was cut', async () => {
+    const server = await startFakeLlm();
+    const ask = (signal?: AbortSignal) =>
+      fetch(`${server.openaiBaseURL}/responses`, { method: 'POST', body: JSON.stringify({ model: 'm', stream: true }), ...(signal ? { signal } : {}) });
+    try {
+      server.reply((r) => r.text('whole'));
+      await (await ask()).text();
+      server.reply((r) => r.text('cut').cut());
+      await ask().then((response) => response.text()).catch(() => undefined);
+      server.reply((r) => r.text('left').hang());
+      const controller = new AbortController();
+      const reader = (await ask(controller.signal)).body!.getReader();
+      await reader.read();
+      controller.abort();
+      await server.responseClosed(0);
+      await server.responseClosed(1);
+      await server.responseClosed(2);
+      expect(server.requests.map((request) => request.leftEarly)).toEqual([undefined, undefined, true]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('closes promptly with a hung stream still open', async () => {
     const server = await startFakeLlm();
     server.reply((r) => r.text('never ends').hang());

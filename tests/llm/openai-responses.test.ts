@@ -134,6 +134,16 @@ describe('Responses adapter streaming', () => {
     expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'max_tokens' });
   });
 
+  it('joins the texts of successive message items with a blank line, the first message alone unchanged', async () => {
+    server.reply((r) => r.text('Checked.').endMessage().thinking('Now the rest.').text('All fine.\n').endMessage().text('Done.'));
+    const events = await collect(provider().stream({ model: 'gpt-test', messages: conversation, reasoning: 'low' }));
+    const text = events.flatMap((event) => (event.type === 'text' ? [event.text] : [])).join('');
+    expect(text).toBe('Checked.\n\nAll fine.\n\nDone.');
+    server.reply((r) => r.text('Just one.'));
+    const single = await collect(provider().stream({ model: 'gpt-test', messages: conversation }));
+    expect(single.filter((event) => event.type === 'text')).toEqual([{ type: 'text', text: 'Just one.' }]);
+  });
+
   it('closes the HTTP request when the caller stops reading', async () => {
     server.reply((r) => r.text('first').hang());
     for await (const event of provider().stream({ model: 'gpt-test', messages: conversation })) {
