@@ -5,9 +5,9 @@ import { createRequire } from 'node:module';
  * as `^(a+)+$` backtracks without end on a line of a's ending in `!`. V8 has a second engine
  * that runs in time linear in the text, for the patterns it can run (no backreferences, no
  * lookahead, no counted repetition over 16, no case folding or `u` flag; lookbehind only in
- * newer V8s such as Node 22's and 24's, not Node 20's): these flags make V8 switch to it once a match
- * backtracks too much (the fast engine stays the first choice), and enable the `l` flag, which
- * asks for it outright and so tells which patterns it can run.
+ * newer V8s such as Node 22's and 24's, not Node 20's): these flags make V8 switch to it once
+ * a match backtracks too much (the fast engine stays the first choice), and enable the `l`
+ * flag, which asks for it outright and so tells which patterns it can run.
  */
 const FLAGS = ['--enable-experimental-regexp-engine-on-excessive-backtracks', '--enable-experimental-regexp-engine'];
 
