@@ -267,7 +267,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 async function endCommandLine(error: CommanderError, reading: CommandLineReading): Promise<void> {
   if (error.exitCode === 0) process.exit(0);
   if (reading.kind === 'ambiguous') {
-    process.stderr.write(`To give "${reading.word}" to the model as the prompt, write: fence -n ${reading.word}, or fence -- ${reading.word}\n`);
+    process.stderr.write(`To give "${reading.prompt}" to the model as the prompt, put -- before it: fence -- ${reading.prompt}, or fence -n -- ${reading.prompt}\n`);
   }
   if (jsonRequested(process.argv.slice(2))) {
     const { jsonResult, resultBeforeRun } = await import('./output-format');
@@ -293,8 +293,11 @@ function jsonRequested(words: readonly string[]): boolean {
 process.on('uncaughtException', reportUnexpected);
 process.on('unhandledRejection', reportUnexpected);
 tightenDataFolder(fenceHome());
+/** Options that set what fence works with rather than ask for a run: a shell alias may add them to every command line. */
+const SETTINGS = ['--model', '--workspace', '--sandbox', '--tool-format', '--reasoning', '--yes'];
+
 // A command's name is a prompt when the line says so (see readCommandLine).
-const reading = readCommandLine(buildProgram(), process.argv.slice(2));
+const reading = readCommandLine(buildProgram(), process.argv.slice(2), SETTINGS);
 buildProgram(reading.kind !== 'prompt')
   .parseAsync(process.argv)
   .catch((error: unknown) => (error instanceof CommanderError ? endCommandLine(error, reading) : reportUnexpected(error)));

@@ -5,10 +5,11 @@ import type { Command, Option } from 'commander';
  * commands (`sandbox`, `trust`, …):
  * - `command`: as the command (or the line holds no such word): commander reads it as usual;
  * - `prompt`: as a prompt for the model, the command's name its first word;
- * - `ambiguous`: the name stands alone, with no option and nothing after it (`fence trust`):
- *   it stays the command, and a failure of it should say how to write the word as a prompt.
+ * - `ambiguous`: it could be either (`fence trust`, `fence -n sandbox check`): it stays the
+ *   command, and a failure of it should say how to write `prompt`, the words from the
+ *   command's name on, as a prompt.
  */
-export type CommandLineReading = { kind: 'command' } | { kind: 'prompt' } | { kind: 'ambiguous'; word: string };
+export type CommandLineReading = { kind: 'command' } | { kind: 'prompt' } | { kind: 'ambiguous'; prompt: string };
 
 const COMMAND: CommandLineReading = { kind: 'command' };
 const PROMPT: CommandLineReading = { kind: 'prompt' };
@@ -16,17 +17,21 @@ const PROMPT: CommandLineReading = { kind: 'prompt' };
 /**
  * Reads `words` (the command line after `fence`) against `program`'s options and commands:
  * - words after `--` are a prompt, a command's name among them too;
- * - a command's name after any of the program's own options (`-n`, `-m <id>`, … but not
- *   `--help` or `--version`) is a prompt: those options are for a run of the model;
+ * - a command's name alone is a prompt after one of the program's options that ask for a run
+ *   of the model (`fence -n sandbox`, `fence --auto trust`): any but `--help`, `--version` and
+ *   those whose long names are in `settings`, the ones a shell alias may always add
+ *   (`alias fence='fence -m openai/gpt-5'`); without one it is `ambiguous` (`fence sandbox`);
  * - a command's name followed by words the command would refuse is a prompt: a word that is
  *   not one of its subcommands, more arguments than it takes, or one of the program's prompt
  *   options that the command does not have (`fence trust me on this`, `fence sandbox -n`);
- * - a command's name followed by words the command takes is the command (`fence trust ..`);
- * - a command's name alone is `ambiguous`.
+ * - a command's name followed by words the command takes is the command (`fence trust ..`),
+ *   `ambiguous` after the program's own options (`fence -m local/x sandbox check`: those
+ *   options are the program's, and the command ignores them, as commander reads it).
  * Lines commander would refuse anyway (an unknown option) are left to it. Never throws.
  */
-export function readCommandLine(program: Command, words: readonly string[]): CommandLineReading {
+export function readCommandLine(program: Command, words: readonly string[], settings: readonly string[] = []): CommandLineReading {
   let promptOptions = false;
+  let options = false;
   for (let at = 0; at < words.length; ) {
     const word = words[at] as string;
     if (word === '--') return at + 1 < words.length ? PROMPT : COMMAND;
@@ -34,16 +39,18 @@ export function readCommandLine(program: Command, words: readonly string[]): Com
       if (isHelpOrVersion(program, word)) return COMMAND;
       const step = optionWords(program, words, at);
       if (step === undefined) return COMMAND;
-      promptOptions = true;
+      options = true;
+      if (!shortFlags(program, word).every((option) => option.long !== undefined && settings.includes(option.long))) promptOptions = true;
       at += step;
       continue;
     }
     const command = commandNamed(program, word);
     if (!command) return COMMAND;
-    if (promptOptions) return PROMPT;
     const rest = words.slice(at + 1);
-    if (rest.length === 0) return { kind: 'ambiguous', word };
-    return takes(command, rest, program) ? COMMAND : PROMPT;
+    if (rest.length > 0 && !takes(command, rest, program)) return PROMPT;
+    if (rest.length === 0 && promptOptions) return PROMPT;
+    if (rest.length > 0 && !options) return COMMAND;
+    return { kind: 'ambiguous', prompt: words.slice(at).join(' ') };
   }
   return COMMAND;
 }
@@ -106,6 +113,19 @@ function isPromptOption(root: Command, command: Command, word: string): boolean 
 function optionOf(command: Command, word: string): Option | undefined {
   const flag = word.startsWith('--') ? word.split('=')[0] : word.slice(0, 2);
   return command.options.find((option) => option.long === flag || option.short === flag);
+}
+
+/** The options `word` names: one for a long option, each flag of combined short ones (`-ny`) up to one that takes a value. */
+function shortFlags(command: Command, word: string): Option[] {
+  if (word.startsWith('--')) return [optionOf(command, word)].filter((option) => option !== undefined);
+  const found: Option[] = [];
+  for (let index = 1; index < word.length; index++) {
+    const option = optionOf(command, `-${word[index]}`);
+    if (!option) break;
+    found.push(option);
+    if (option.required || option.optional) break;
+  }
+  return found;
 }
 
 /**

@@ -19,14 +19,19 @@ function program(): Command {
   return root;
 }
 
-const read = (line: string) => readCommandLine(program(), line === '' ? [] : line.split(' '));
+const read = (line: string) => readCommandLine(program(), line === '' ? [] : line.split(' '), ['--model', '--workspace', '--yes']);
 
 describe('readCommandLine', () => {
   it.each([
     ['-n sandbox', 'prompt'],
     ['-ny trust', 'prompt'],
-    ['--model=local/x trust', 'prompt'],
-    ['-mlocal/x trust', 'prompt'],
+    ['-yn trust', 'prompt'],
+    ['-r abc trust', 'prompt'],
+    ['--model=local/x trust', 'ambiguous'],
+    ['-mlocal/x trust', 'ambiguous'],
+    ['-m local/x -y trust', 'ambiguous'],
+    ['-w /x trust', 'ambiguous'],
+    ['-m local/x trust me on this', 'prompt'],
     ['trust me on this', 'prompt'],
     ['trust . -n', 'prompt'],
     ['sandbox check -n', 'prompt'],
@@ -51,8 +56,11 @@ describe('readCommandLine', () => {
     expect(read(line).kind).toBe(kind);
   });
 
-  it('calls a command name alone ambiguous, naming the word', () => {
-    expect(read('trust')).toEqual({ kind: 'ambiguous', word: 'trust' });
+  it('calls a command name alone, or the words a command takes after options, ambiguous', () => {
+    expect(read('trust')).toEqual({ kind: 'ambiguous', prompt: 'trust' });
+    expect(read('-m local/x trust')).toEqual({ kind: 'ambiguous', prompt: 'trust' });
+    expect(read('-m local/x sandbox check')).toEqual({ kind: 'ambiguous', prompt: 'sandbox check' });
+    expect(read('-n trust /x')).toEqual({ kind: 'ambiguous', prompt: 'trust /x' });
     expect(read('-r -- sandbox').kind).toBe('prompt');
   });
 });

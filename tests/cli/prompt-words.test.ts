@@ -40,17 +40,24 @@ describe('a prompt that is also the name of a command', () => {
     expect(prompts()).toEqual(['sandbox']);
   });
 
+  it('stays the command after options a shell alias may add, such as the model', async () => {
+    const trust = await runFence(['-m', 'local/test', 'trust'], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(trust.exitCode).toBe(0);
+    expect(existsSync(join(cli.dirs.home, 'trusted-workspaces.json'))).toBe(true);
+    expect(cli.server.requests).toHaveLength(0);
+  });
+
   it('stays the command alone, and when the command fails says how to write it as the prompt', async () => {
     const result = await runFence(['sandbox'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('fence sandbox check');
-    expect(result.stderr).toContain('To give "sandbox" to the model as the prompt, write: fence -n sandbox, or fence -- sandbox');
+    expect(result.stderr).toContain('To give "sandbox" to the model as the prompt, put -- before it: fence -- sandbox, or fence -n -- sandbox');
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(cli.server.requests).toHaveLength(0);
   });
 
-  it('stays the command with the words the command takes', async () => {
-    const check = await runFence(['sandbox', 'check', '--sandbox', 'off'], { cwd: cli.dirs.workspace, env: cli.env() });
+  it('stays the command with the words the command takes, options of a run before it or not', async () => {
+    const check = await runFence(['-m', 'local/test', 'sandbox', 'check', '--sandbox', 'off'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(check.exitCode).toBe(0);
     expect(check.stdout.length).toBeGreaterThan(0);
     const sessions = await runFence(['sessions', 'list'], { cwd: cli.dirs.workspace, env: cli.env() });
