@@ -1,4 +1,5 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
@@ -60,4 +61,26 @@ function writeAtomically(path: string, data: Buffer): void {
   const temp = `${path}.${process.pid}.tmp`;
   writeFileSync(temp, data);
   renameSync(temp, path);
+}
+
+/** `module.enableCompileCache`, which Node 22.1 added; `@types/node` 20 does not know it. */
+type EnableCompileCache = (directory: string) => { status: number };
+
+/**
+ * Turns on Node's module compile cache in `directory` (made when missing) for the modules
+ * `require` loads from now on: the bundles of `dist/vendor/` (a provider's SDK, the MCP SDK,
+ * execa) and node-pty's JavaScript, which the program's own code cache does not hold. Node
+ * keeps a cache per Node version there and writes it when the process exits. Does nothing on
+ * Node 20, which has no such cache, and nothing but lose the gain when the folder cannot be
+ * made or written. Not the system's temporary folder, Node's default: a cache there could be
+ * put in place by another user of the machine, and V8 runs what it holds.
+ */
+export function enableModuleCompileCache(directory: string): void {
+  const enable = (nodeModule as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
+  if (typeof enable !== 'function') return;
+  try {
+    enable(directory);
+  } catch {
+    // A folder that cannot be made: fence runs as well without the cache.
+  }
 }
