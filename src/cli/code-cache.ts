@@ -3,6 +3,7 @@ import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
+import { PRIVATE_FOLDER } from '../runtime/private-data';
 
 /** A CommonJS bundle and the V8 code cache made for it. */
 export interface CachedBundle {
@@ -67,10 +68,11 @@ function writeAtomically(path: string, data: Buffer): void {
 type EnableCompileCache = (directory: string) => { status: number };
 
 /**
- * Turns on Node's module compile cache in `directory` (made when missing) for the modules
- * `require` loads from now on: the bundles of `dist/vendor/` (a provider's SDK, the MCP SDK,
- * execa) and node-pty's JavaScript, which the program's own code cache does not hold. Node
- * keeps a cache per Node version there and writes it when the process exits. Does nothing on
+ * Turns on Node's module compile cache in `directory` (made 0700 when missing, as the folders
+ * of fence's data are; Node writes its files 0600) for the modules `require` loads from now
+ * on: the bundles of `dist/vendor/` (a provider's SDK, the MCP SDK, execa) and node-pty's
+ * JavaScript, which the program's own code cache does not hold. Node keeps a cache per Node
+ * version there and writes it when the process exits. Does nothing on
  * Node 20, which has no such cache, and nothing but lose the gain when the folder cannot be
  * made or written. Not the system's temporary folder, Node's default: a cache there could be
  * put in place by another user of the machine, and V8 runs what it holds.
@@ -78,9 +80,14 @@ type EnableCompileCache = (directory: string) => { status: number };
 export function enableModuleCompileCache(directory: string): void {
   const enable = (nodeModule as { enableCompileCache?: EnableCompileCache }).enableCompileCache;
   if (typeof enable !== 'function') return;
+  // Node makes the folder and one named by its version inside as it enables the cache, with
+  // the process's umask: a umask that leaves only the owner's bits makes both 0700.
+  const umask = process.umask(0o777 & ~PRIVATE_FOLDER);
   try {
     enable(directory);
   } catch {
     // A folder that cannot be made: fence runs as well without the cache.
+  } finally {
+    process.umask(umask);
   }
 }

@@ -34,7 +34,7 @@ export function writePrivateFile(path: string, data: string | NodeJS.ArrayBuffer
 }
 
 /** What fence keeps at the top of its data folder. */
-const DATA_FOLDER_ENTRIES = new Set(['sessions', 'programs', 'approvals', 'trusted-workspaces.json', 'sandbox-probe.json', 'mcp-tools', 'git-guard', 'input-history.jsonl']);
+const DATA_FOLDER_ENTRIES = new Set(['sessions', 'programs', 'approvals', 'trusted-workspaces.json', 'sandbox-probe.json', 'mcp-tools', 'git-guard', 'input-history.jsonl', 'compile-cache']);
 
 /**
  * Makes the data folder `home` 0700 when others may read or enter it: earlier versions of

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import * as nodeModule from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,10 @@ describe('the module compile cache', () => {
     const versions = readdirSync(folder);
     expect(versions).toEqual([expect.stringMatching(new RegExp(`^v${process.versions.node}-`))]);
     expect(readdirSync(join(folder, versions[0] ?? '')).length).toBeGreaterThan(0);
+    // Made for the user alone, as the rest of fence's data folder.
+    expect(statSync(cli.dirs.home).mode & 0o777).toBe(0o700);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    for (const name of readdirSync(join(folder, versions[0] ?? ''))) expect(statSync(join(folder, versions[0] ?? '', name)).mode & 0o077).toBe(0);
 
     // Node tells on stderr, when asked, which cached code V8 accepted.
     const second = await anthropicRun({ NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
