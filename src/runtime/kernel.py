@@ -320,8 +320,10 @@ def show_value(value, limit):
 
 
 def on_sigint(signum, frame):
-    # Outside a cell an interrupt that came late must not break the kernel's own work.
-    if state['in_cell']:
+    # Outside a cell an interrupt that came late must not break the kernel's own work. Inside,
+    # KeyboardInterrupt is raised once: the host repeats its interrupt until the cell ends (a
+    # signal can be lost), and the repeats must not break the cell's own clean-up.
+    if state['in_cell'] and not state['interrupted']:
         state['interrupted'] = True
         raise KeyboardInterrupt
 

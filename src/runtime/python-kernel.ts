@@ -22,8 +22,9 @@ import { kernelEnvironment, kernelScript, makeKernelTempDir, resolveInterpreter 
  * - A timeout or an abort sends an `interrupt` message and SIGINT to the process group (Python
  *   raises KeyboardInterrupt; variables are kept; the message ends a cell that had not begun
  *   when the signal came, which the kernel ignores between cells) — in bubblewrap, to the process groups inside the sandbox, whose
- *   command runs in a session of its own (no controlling terminal); if the cell has not ended 2 s later, the group is killed and a new
- *   kernel started (`restarted`). A kernel that dies by itself is started anew the same way.
+ *   command runs in a session of its own (no controlling terminal). Both are repeated every
+ *   250 ms (a signal can be lost; the kernel raises KeyboardInterrupt once a cell); if the cell
+ *   has not ended 2 s later, the group is killed and a new kernel started (`restarted`). A kernel that dies by itself is started anew the same way.
  * - Host tools: the kernel sends `tool_call` messages (any number outstanding, matched by id)
  *   and the host answers each with `onToolCall`'s outcome.
  * - IPython syntax (magics, `!cmd`, `obj?`) is translated by IPython when it is installed; it
@@ -41,6 +42,8 @@ export const DEFAULT_CELL_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
 /** After SIGINT, how long a cell has to stop before the kernel is killed. */
 const INTERRUPT_GRACE_MS = 2_000;
+/** Meanwhile, how often the interrupt is sent again (see `interruptUntilEnded`). */
+const INTERRUPT_REPEAT_MS = 250;
 const START_TIMEOUT_MS = 15_000;
 /** After the kernel exits, how long its output pipe may take to drain. */
 const DRAIN_WAIT_MS = 1_000;
@@ -212,10 +215,7 @@ export class PythonKernel {
       sendLine(kernel, JSON.stringify({ type: 'run', id: cell.id, code, sentinel, limit: maxBytes }));
       outcome = await this.waitFor(ended, options.timeoutMs ?? DEFAULT_CELL_TIMEOUT_MS, options.signal);
       if (outcome !== 'met' && kernel.exit === undefined) {
-        // The message reaches a cell the signal would miss: one not begun yet, when SIGINT is ignored.
-        sendLine(kernel, JSON.stringify({ type: 'interrupt', id: cell.id }));
-        await interruptCell(kernel.child, this.options.sandbox?.kind === 'bubblewrap');
-        if ((await this.waitFor(ended, INTERRUPT_GRACE_MS)) !== 'met') {
+        if (!(await this.interruptUntilEnded(kernel, cell.id, ended))) {
           killedReason = `the cell did not stop within ${INTERRUPT_GRACE_MS / 1000} s of an interrupt, so the kernel was killed`;
           await this.kill(kernel);
         }
@@ -239,6 +239,25 @@ export class PythonKernel {
       ...(restarted ? { restarted } : {}),
       droppedBytes,
     };
+  }
+
+  /**
+   * Interrupts cell `cellId` until it ends (`ended`), for {@link INTERRUPT_GRACE_MS} at most;
+   * resolves whether it ended. Each round sends the `interrupt` message, which reaches a cell
+   * not begun yet (the kernel ignores SIGINT between cells), and SIGINT to the cell's process
+   * groups. The round is repeated because a signal can be lost: one that comes as `os.system`
+   * starts its shell, which ignores SIGINT until then. The kernel raises KeyboardInterrupt once
+   * a cell, so the repeats reach only what has not stopped.
+   */
+  private async interruptUntilEnded(kernel: KernelProcess, cellId: string, ended: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + INTERRUPT_GRACE_MS;
+    for (;;) {
+      sendLine(kernel, JSON.stringify({ type: 'interrupt', id: cellId }));
+      await interruptCell(kernel.child, this.options.sandbox?.kind === 'bubblewrap');
+      const left = deadline - Date.now();
+      if (left <= 0) return ended();
+      if ((await this.waitFor(ended, Math.min(INTERRUPT_REPEAT_MS, left))) === 'met') return true;
+    }
   }
 
   /** Replaces a dead kernel (sweeping its process group) unless the kernel is being closed. */
