@@ -73,15 +73,19 @@ for (const mode of modes) {
       }, 30_000);
     }
 
-    it('ends a shell child of os.system and keeps the variables', async () => {
-      const result = await interruptOnceStarted(kernel, SHELL_CHILD);
-      expect(result.interrupted).toBe(true);
-      expect(result.restarted).toBeUndefined();
-      expect(result.output).toContain('started');
+    it('ends a shell child of os.system and keeps the variables, however the interrupt falls as the shell starts', async () => {
+      // An interrupt that comes as os.system starts its shell finds neither the cell (system()
+      // ignores SIGINT) nor the shell (not there yet): repeated, it still stops the cell.
+      for (let round = 0; round < 20; round++) {
+        const result = await interruptOnceStarted(kernel, SHELL_CHILD);
+        expect(result.interrupted).toBe(true);
+        expect(result.restarted).toBeUndefined();
+        expect(result.output).toContain('started');
+      }
       const next = await kernel.run('kept + 1');
       expect(next.restarted).toBeUndefined();
       expect(next.value).toBe('42');
-    }, 30_000);
+    }, 60_000);
 
     it('keeps the variables when the interrupt comes as the cell is sent, before it begins', async () => {
       // The abort lands at different points of the cell's start: before it is sent, while the
