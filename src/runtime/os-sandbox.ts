@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ import { limitedCommand, sandboxResourceLimits, type SandboxResourceLimits } fro
 import { openGitGuard, sweepLeftBehind } from './git-guard';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { makePrivateFolder, writePrivateFile } from './private-data';
-import { isWithin, type SandboxPolicy } from './sandbox-policy';
+import { isWithin, realPathOf, type SandboxPolicy } from './sandbox-policy';
 import { seatbeltCommand, seatbeltProfile } from './seatbelt';
 import { writeTerminalFilter } from './seccomp';
 
@@ -316,8 +316,13 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
     for (const path of new Set([policy.workspace, ...policy.writable])) if (isWithin(path, '/tmp') && existsSync(path)) args.push('--ro-bind', path, path);
   }
   const pinned = new Set<string>();
-  for (const path of policy.protected) {
-    const root = writable.find((root) => isWithin(path, root));
+  const writableBoth = writable.flatMap((root) => [root, realPathOf(root)]);
+  for (const written of policy.protected) {
+    // A protected path that is a link is guarded where it leads (bwrap would mount there anyway,
+    // and cannot mount on a link to a device): a link out of the writable paths needs no mount,
+    // and one replaced during the session is put back by the git guard.
+    const path = isLink(written) ? realPathOf(written) : written;
+    const root = writableBoth.find((root) => isWithin(path, root));
     if (root === undefined) continue;
     let source = path;
     if (!existsSync(path)) {
@@ -429,6 +434,14 @@ function makeFolder(path: string): string[] | undefined {
     return missing;
   } catch {
     return undefined;
+  }
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
