@@ -23,7 +23,7 @@ function buildProgram(commands = true): Command {
     .option('--auto', 'autonomous: implies -n and -y; runs until the model calls complete or a budget ends')
     .option('--max-turns <n>', 'most model requests in this run (default 50)', parsePositiveInt)
     .option('--max-cost <usd>', 'stop before the run costs more than this, in US dollars', parsePositiveNumber)
-    .option('--max-tokens <n>', 'stop before the run uses more tokens than this (input and output)', parsePositiveInt)
+    .option('--max-tokens <n>', 'stop before a request once the run has used this many tokens (input, cached input and output)', parsePositiveInt)
     .option('--timeout <duration>', 'stop the run after this long: 90s, 30m, 2h (a plain number is seconds)', parseDuration)
     .addOption(
       new Option('--output-format <format>', 'what stdout carries: the answer (text), one JSON result (json), or a JSON line per event (stream-json)').choices([

@@ -104,7 +104,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const unsent = unsentReasoningNote(resolved.id, info, options.reasoning ?? loaded.config.reasoning);
   if (unsent) err.write(`${unsent}\n`);
   if (options.maxCost !== undefined && (info.inputPerMTok === undefined || info.outputPerMTok === undefined)) {
-    return failBeforeRun('usage', `--max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of fence.toml`);
+    return failBeforeRun('usage', `--max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of your config.toml (or of a trusted project's fence.toml)`);
   }
 
   // The flag, else the resumed session's, else the configuration's: read again if the person trusts the folder in the chat.

@@ -119,7 +119,7 @@ describe('stop reasons and exit codes', () => {
   it('--max-cost without known prices is a usage error naming where to set them', async () => {
     const result = await run(['-n', '--max-cost', '1', 'spend']);
     expect(result.exitCode).toBe(2);
-    expect(result.stderr).toContain('--max-cost needs the prices of local/test; set input_per_mtok and output_per_mtok in [models."local/test"] of fence.toml');
+    expect(result.stderr).toContain('--max-cost needs the prices of local/test; set input_per_mtok and output_per_mtok in [models."local/test"] of your config.toml (or of a trusted project\'s fence.toml)');
   });
 
   it('--timeout ends a run whose model hangs, with exit 6', async () => {
