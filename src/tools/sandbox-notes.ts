@@ -1,13 +1,16 @@
+import { join } from 'node:path';
 import type { SandboxPolicy } from '../runtime/sandbox-policy';
 
 /**
  * What a refusal of the OS sandbox looks like in a failed command's output: a write to a
  * read-only mount, a rename onto or of a mount point ("busy": `git config`, `sed -i fence.toml`
  * and `mv .git` rename), or a protected path named in an error (a file over its placeholder
- * folder), as bash and as Python word it.
+ * folder), as bash, Python and Node (npm's `EROFS: read-only file system`) word it.
  */
 const REFUSED_WRITE =
-  /Read-only file system|\brename\b.*: Device or resource busy|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/[^\s'"`]*)?['"`]?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)|(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)[^\n]*['"/](?:fence\.toml|\.fence|\.git)\b/m;
+  /[Rr]ead-only file system|\bEROFS\b|\brename\b.*: Device or resource busy|(?:^|[\s/'"`])(?:fence\.toml|\.fence|\.git)(?:\/[^\s'"`]*)?['"`]?:? .*(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)|(?:Is a directory|Not a directory|Permission denied|Operation not permitted|Device or resource busy)[^\n]*['"/](?:fence\.toml|\.fence|\.git)\b/m;
+/** A refused write into the workspace's own `.git`, as `git init` and `git clone .` word it. */
+const NO_REPOSITORY = /\.git\/?[^\s'"`]*['"`]?:? .*Read-only file system|\.git\b.*: (?:Is a directory|Device or resource busy)/;
 const PROXY_REFUSED = /is not among the hosts this session may reach|an address of this machine or of a private network|CONNECT tunnel failed, response 403|Tunnel connection failed: 403/;
 const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|getaddrinfo (?:EAI_AGAIN|ENOTFOUND)|No address associated with hostname/;
 
@@ -20,11 +23,15 @@ export function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined)
   if (!sandbox || sandbox.mode === 'off') return [];
   const notes: string[] = [];
   if (REFUSED_WRITE.test(output)) {
-    notes.push(
-      sandbox.mode === 'read-only'
-        ? 'Note: this session runs in a read-only sandbox: commands cannot write files (but in /tmp). Say what you would change instead.'
-        : 'Note: fence runs commands in a sandbox that lets them write only inside the workspace and /tmp; fence.toml, .fence/ and git\'s hooks and config stay read-only (an empty folder holds the place of one that does not exist). Write inside the workspace instead, or ask the user.',
-    );
+    if (sandbox.mode === 'read-only') {
+      notes.push('Note: this session runs in a read-only sandbox: commands cannot write files (but in /tmp). Say what you would change instead.');
+    } else if (NO_REPOSITORY.test(output) && sandbox.protected.includes(join(sandbox.workspace, '.git'))) {
+      notes.push('Note: the workspace has no git repository, and the sandbox keeps one from being made here: hooks and config written inside it would run outside the sandbox later, when the user runs git. Ask the user to run git init in the workspace, outside fence.');
+    } else {
+      notes.push(
+        'Note: fence runs commands in a sandbox that lets them write only inside the workspace and /tmp; fence.toml, .fence/ and git\'s hooks and config stay read-only (an empty folder holds the place of one that does not exist). Write inside the workspace instead, or ask the user.',
+      );
+    }
   }
   if (Array.isArray(sandbox.network)) {
     if (NO_NETWORK.test(output) || PROXY_REFUSED.test(output)) {

@@ -12,6 +12,20 @@ describe('sandboxNotes', () => {
     expect(sandboxNotes("OSError: [Errno 30] Read-only file system: '/etc/x'", { ...workspaceWrite, mode: 'read-only' })).toEqual([expect.stringContaining('read-only sandbox')]);
   });
 
+  it("explains npm's refused write, worded its own way", () => {
+    const npm = "npm error code EROFS\nnpm error rofs EROFS: read-only file system, mkdir '/home/me/.npm/_cacache'";
+    expect(sandboxNotes(npm, workspaceWrite)).toEqual([expect.stringContaining('write only inside the workspace and /tmp')]);
+  });
+
+  it('says why git init is refused where the workspace has no repository, instead of "write inside the workspace"', () => {
+    const noRepository = { ...workspaceWrite, protected: ['/w/fence.toml', '/w/.fence', '/w/.git'] };
+    const gitInit = "fatal: cannot copy '/usr/share/git-core/templates/description' to '/w/.git/description': Read-only file system";
+    expect(sandboxNotes(gitInit, noRepository)).toEqual([expect.stringContaining('Ask the user to run git init')]);
+    // With a repository, a refused write under .git is its hooks or config: the general note.
+    const withRepository = { ...workspaceWrite, protected: ['/w/fence.toml', '/w/.fence', '/w/.git/hooks', '/w/.git/config'] };
+    expect(sandboxNotes("bash: .git/hooks/pre-commit: Read-only file system", withRepository)).toEqual([expect.stringContaining('write only inside the workspace')]);
+  });
+
   it('explains a missing network, and names the hosts of an allow-list', () => {
     expect(sandboxNotes('curl: (6) Could not resolve host: example.com', workspaceWrite)).toEqual([expect.stringContaining('no network')]);
     expect(sandboxNotes('curl: (56) CONNECT tunnel failed, response 403', { ...workspaceWrite, network: ['pypi.org'] })).toEqual([expect.stringContaining('only pypi.org')]);
