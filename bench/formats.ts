@@ -19,7 +19,7 @@ import type { ToolFormat } from '../src/parse/tool-use';
 import { renderCall } from '../src/tools/notation';
 import type { ToolSpec } from '../src/tools/define-tool';
 import { createMcpTools, type McpCaller } from '../src/tools/mcp-tool';
-import type { McpToolInfo } from '../src/runtime/mcp-connection';
+import type { McpToolInfo } from '../src/processes/mcp-connection';
 
 const REPO = resolve(import.meta.dirname, '..');
 

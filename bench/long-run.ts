@@ -13,7 +13,7 @@ import { Agent } from '../src/agent/agent';
 import { buildSystemPrompt } from '../src/agent/system-prompt';
 import { createMessage } from '../src/conversation/message';
 import { SessionStore } from '../src/conversation/session-store';
-import { BashSession } from '../src/runtime/bash-session';
+import { BashSession } from '../src/processes/bash-session';
 import { builtinTools } from '../src/tools/builtin-tools';
 import type { ToolContext } from '../src/tools/define-tool';
 import { ToolRegistry } from '../src/tools/registry';

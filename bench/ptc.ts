@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config/config';
 import { trustWorkspace } from '../src/config/trust';
 import { createProvider } from '../src/llm/create-provider';
 import { resolveModel } from '../src/llm/models';
-import { runInSandbox } from '../src/runtime/sandbox';
+import { runInVm } from '../src/program-vm/run-in-vm';
 import { startFakeLlm, type FakeLlm } from '../tests/support/fake-llm';
 
 const FINANCE = resolve(import.meta.dirname, '../examples/finance');
@@ -28,12 +28,12 @@ export function median(values: number[]): number {
 /** First sandbox of the process, later ones, and the cost of one host call. */
 export async function sandboxFigures(): Promise<{ firstMs: number; laterMs: number; perCallUs: number }> {
   let t0 = performance.now();
-  await runInSandbox({ code: 'return 1', functions: {} });
+  await runInVm({ code: 'return 1', functions: {} });
   const firstMs = performance.now() - t0;
   const later: number[] = [];
   for (let i = 0; i < 30; i++) {
     t0 = performance.now();
-    await runInSandbox({ code: 'return 1', functions: {} });
+    await runInVm({ code: 'return 1', functions: {} });
     later.push(performance.now() - t0);
   }
   const calls = 20_000;
@@ -42,10 +42,10 @@ export async function sandboxFigures(): Promise<{ firstMs: number; laterMs: numb
   const withCalls: number[] = [];
   for (let i = 0; i < 5; i++) {
     t0 = performance.now();
-    await runInSandbox({ code: `let s = 0; for (let i = 0; i < ${calls}; i++) s += 1; return s`, functions });
+    await runInVm({ code: `let s = 0; for (let i = 0; i < ${calls}; i++) s += 1; return s`, functions });
     base.push(performance.now() - t0);
     t0 = performance.now();
-    await runInSandbox({ code: `let s = 0; for (let i = 0; i < ${calls}; i++) s += await noop({}); return s`, functions, limits: { maxToolCalls: calls } });
+    await runInVm({ code: `let s = 0; for (let i = 0; i < ${calls}; i++) s += await noop({}); return s`, functions, limits: { maxToolCalls: calls } });
     withCalls.push(performance.now() - t0);
   }
   return { firstMs, laterMs: median(later), perCallUs: ((median(withCalls) - median(base)) / calls) * 1000 };

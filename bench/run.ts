@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
-import { BashSession } from '../src/runtime/bash-session';
+import { BashSession } from '../src/processes/bash-session';
 import { startFakeLlm } from '../tests/support/fake-llm';
 import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';

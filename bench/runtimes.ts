@@ -6,8 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { BashSession } from '../src/runtime/bash-session';
-import { PythonKernel } from '../src/runtime/python-kernel';
+import { BashSession } from '../src/processes/bash-session';
+import { PythonKernel } from '../src/processes/python-kernel';
 import { median } from './ptc';
 
 const root = mkdtempSync(join(tmpdir(), 'fence-bench-runtimes-'));

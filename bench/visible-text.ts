@@ -3,7 +3,7 @@
  * tool really prints (coloured lines) and on text built to make it work hardest.
  */
 import { performance } from 'node:perf_hooks';
-import { visibleText } from '../src/runtime/visible-text';
+import { visibleText } from '../src/processes/visible-text';
 import { median } from './ptc';
 
 /** Median milliseconds of `visibleText(text)` over `runs` runs, after one to warm up. */

@@ -120,10 +120,10 @@ await build({
   banner: script.banner,
 });
 // The Python kernel is a script run by python3, not bundled: it sits beside fence.cjs, where
-// src/runtime/python-kernel.ts looks for it.
-await copyFile(new URL('../src/runtime/kernel.py', import.meta.url), `${outdir}kernel.py`);
+// src/processes/python-kernel.ts looks for it.
+await copyFile(new URL('../src/processes/kernel.py', import.meta.url), `${outdir}kernel.py`);
 // The git guard's sweep, run by its guardian process once fence died without closing (see
-// src/runtime/git-guard.ts, which looks for it beside fence.cjs).
-await build({ ...common, format: 'cjs', define: script.define, banner: script.banner, entryPoints: ['src/runtime/git-guard-sweep.ts'], outfile: `${outdir}git-guard-sweep.cjs` });
+// src/os-sandbox/git-guard.ts, which looks for it beside fence.cjs).
+await build({ ...common, format: 'cjs', define: script.define, banner: script.banner, entryPoints: ['src/os-sandbox/git-guard-sweep.ts'], outfile: `${outdir}git-guard-sweep.cjs` });
 const problem = await warmUpCodeCache({ launcher: `${outdir}cli.cjs`, cacheFile: `${outdir}fence-${bundleId}.cache` });
 if (problem) process.stderr.write(`build: no code cache (${problem}); fence works, but starts more slowly\n`);

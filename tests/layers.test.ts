@@ -7,13 +7,17 @@ import { describe, expect, it } from 'vitest';
  * the layers of the house plan. Imports point down only, so there is no cycle between folders.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['tui', 'agent', 'tools', 'ptc', 'policy', 'runtime', 'llm', 'parse', 'conversation', 'config'],
-  tui: ['agent', 'tools', 'ptc', 'policy', 'runtime', 'llm', 'parse', 'conversation', 'config'],
+  cli: ['tui', 'agent', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  tui: ['agent', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   agent: ['tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
-  tools: ['ptc', 'policy', 'runtime', 'llm', 'parse', 'config'],
-  ptc: ['policy', 'runtime'],
+  tools: ['ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'config'],
+  ptc: ['policy', 'program-vm', 'config'],
   policy: [],
-  runtime: ['config'],
+  // The processes the model drives run inside the OS sandbox; the OS sandbox knows nothing of
+  // them, and the program VM (QuickJS) needs neither: its isolation is the interpreter's own.
+  processes: ['os-sandbox', 'config'],
+  'os-sandbox': ['config'],
+  'program-vm': [],
   llm: ['conversation'],
   parse: [],
   conversation: [],

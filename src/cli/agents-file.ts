@@ -4,7 +4,7 @@ import type { FenceConfig } from '../config/config';
 import { describeUnread, readRegularFile } from '../config/regular-file';
 import { isUsable } from '../config/trust';
 import { pathGuard, type PolicyRule } from '../policy/admit';
-import { isWithin, readRefusal, realPathOf, type SandboxPolicy } from '../runtime/sandbox-policy';
+import { isWithin, readRefusal, realPathOf, type SandboxPolicy } from '../os-sandbox/policy';
 
 /** Largest `AGENTS.md` put in the system prompt; a larger one is left out with a line saying so. */
 export const AGENTS_FILE_LIMIT_BYTES = 256 * 1024;

@@ -3,7 +3,7 @@ import * as nodeModule from 'node:module';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { Script } from 'node:vm';
-import { PRIVATE_FOLDER } from '../runtime/private-data';
+import { PRIVATE_FOLDER } from '../config/private-data';
 
 /** A CommonJS bundle and the V8 code cache made for it. */
 export interface CachedBundle {

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import { isWithin, realPathOf } from '../runtime/sandbox-policy';
+import { isWithin, realPathOf } from '../os-sandbox/policy';
 
 /**
  * Why `workspace` is too wide to be made writable, or undefined: it is the home folder, `/`,

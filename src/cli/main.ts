@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { version } from '../../package.json';
 import { fenceHome } from '../config/paths';
-import { tightenDataFolder } from '../runtime/private-data';
+import { tightenDataFolder } from '../config/private-data';
 import { readCommandLine, type CommandLineReading } from './prompt-or-command';
 
 /**

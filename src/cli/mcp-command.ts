@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/config';
 import { trustNotice } from '../config/trust';
 import type { McpServerConfig } from '../config/config-schema';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleText } from '../processes/visible-text';
 import { createMcpTools } from '../tools/mcp-tool';
 import { connectMcpServers, mcpToolCacheDir } from './mcp-servers';
 import { resolveWorkspace } from './workspace';

@@ -8,7 +8,7 @@ import { trustNotice } from '../config/trust';
 import { newSessionId, PRIVATE_FOLDER, SessionStore } from '../conversation/session-store';
 import { approvalsDir } from '../ptc/approvals';
 import { approvedPrograms, programLabel, programRoots } from '../ptc/saved-programs';
-import type { BashSession } from '../runtime/bash-session';
+import type { BashSession } from '../processes/bash-session';
 import type { ToolContext, ToolSpec } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
 import { startMcpServers } from './mcp-servers';
@@ -117,10 +117,10 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
   const context = (signal: AbortSignal): ToolContext => ({
     workspace: workspace.path,
     signal,
-    sandbox: sandbox.policy,
-    ...(sandbox.kind === 'none' ? {} : { sandboxCommand: sandbox.wrap }),
+    sandboxPolicy: sandbox.policy,
+    ...(sandbox.kind === 'none' ? {} : { wrapInSandbox: sandbox.wrap }),
     bash: () =>
-      (bash ??= import('../runtime/bash-session').then(({ BashSession }) =>
+      (bash ??= import('../processes/bash-session').then(({ BashSession }) =>
         BashSession.start({ cwd: workspace.path, passEnv: config.sandbox.passEnv, ...(sandbox.kind === 'none' ? {} : { sandbox }) }),
       )),
   });

@@ -4,8 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import type { FenceConfig } from '../config/config';
 import { BUILTIN_TOOL_NAMES, OCCASIONAL_TOOL_NAMES, type McpServerConfig } from '../config/config-schema';
 import { fenceHome } from '../config/paths';
-import type { McpConnection, McpConnectionOptions, McpToolInfo } from '../runtime/mcp-connection';
-import type { OsSandbox } from '../runtime/os-sandbox';
+import type { McpConnection, McpConnectionOptions, McpToolInfo } from '../processes/mcp-connection';
+import type { OsSandbox } from '../os-sandbox/os-sandbox';
 import type { ToolSpec } from '../tools/define-tool';
 
 /** How long a server's listed tools are taken from the cache before it is asked again. */
@@ -80,7 +80,7 @@ export async function connectMcpServers(
         connection = lazyConnection({ name, config, cwd, onToolsChanged, ...(sandbox ? { sandbox } : {}) });
         return { name, config, connection, listed: cached, cached: true };
       }
-      const { McpConnection } = await import('../runtime/mcp-connection');
+      const { McpConnection } = await import('../processes/mcp-connection');
       connection = new McpConnection({ name, config, cwd, onToolsChanged, ...(sandbox ? { sandbox } : {}) });
       const listed = await connection.listTools();
       if (!listed.ok) return { name, config, connection, error: listed.error };
@@ -139,7 +139,7 @@ export async function startMcpServers(config: FenceConfig, cwd: string, cache: M
  */
 function lazyConnection(options: McpConnectionOptions): ListingLink {
   let real: Promise<McpConnection> | undefined;
-  const connect = () => (real ??= import('../runtime/mcp-connection').then(({ McpConnection }) => new McpConnection(options)));
+  const connect = () => (real ??= import('../processes/mcp-connection').then(({ McpConnection }) => new McpConnection(options)));
   return {
     callTool: async (tool, args, signal) => (await connect()).callTool(tool, args, signal),
     listTools: async () => (await connect()).listTools(),

@@ -9,10 +9,10 @@ import { messagesToRepair, newRuntimesNotice } from '../conversation/resume';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { PythonToolBridge } from '../ptc/python-bridge';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
-import type { CellResult, PythonKernel } from '../runtime/python-kernel';
+import type { CellResult, PythonKernel } from '../processes/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
-import type { SandboxMode } from '../runtime/sandbox-policy';
-import { visibleText } from '../runtime/visible-text';
+import type { SandboxMode } from '../os-sandbox/policy';
+import { visibleText } from '../processes/visible-text';
 import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
 import { admittedRestore } from '../tools/admitted-restore';
 import { programTools } from '../tools/ptc';
@@ -175,14 +175,14 @@ function openWithTools(
     signal: options.signal,
     bash: shell.get,
     python: () => startPython(),
-    sandbox: shell.sandbox.policy,
-    ...(shell.sandbox.kind === 'none' ? {} : { sandboxCommand: shell.sandbox.wrap }),
+    sandboxPolicy: shell.sandbox.policy,
+    ...(shell.sandbox.kind === 'none' ? {} : { wrapInSandbox: shell.sandbox.wrap }),
     ...(options.confirm ? { confirm: options.confirm } : {}),
     ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
   };
   const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), traceSession);
   const startPython = async (): Promise<PythonCells> => {
-    kernel ??= import('../runtime/python-kernel').then(({ PythonKernel }) =>
+    kernel ??= import('../processes/python-kernel').then(({ PythonKernel }) =>
       PythonKernel.start({
         cwd: options.workspace,
         onToolCall: bridge.call,

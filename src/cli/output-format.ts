@@ -2,7 +2,7 @@ import type { AgentEvent } from '../agent/agent';
 import type { RunStop } from '../agent/run-stop';
 import type { Message, Usage } from '../conversation/message';
 import type { ToolFormat, ToolUse } from '../parse/tool-use';
-import { visibleText } from '../runtime/visible-text';
+import { visibleText } from '../processes/visible-text';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 
 /**

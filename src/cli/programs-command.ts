@@ -29,7 +29,7 @@ import {
   type SavedProgram,
 } from '../ptc/saved-programs';
 import { findTrace, type ProgramTrace } from '../ptc/trace';
-import { visibleControls, visibleLine } from '../runtime/visible-text';
+import { visibleControls, visibleLine } from '../processes/visible-text';
 import { resolveWorkspace } from './workspace';
 import { colorEnabled, createStyle } from '../tui/terminal-style';
 

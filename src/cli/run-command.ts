@@ -10,8 +10,8 @@ import { modelInfo, resolveReasoning, retiredNote, unsentReasoningNote } from '.
 import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolFormat } from '../parse/tool-use';
-import type { SandboxMode } from '../runtime/sandbox-policy';
-import { visibleText } from '../runtime/visible-text';
+import type { SandboxMode } from '../os-sandbox/policy';
+import { visibleText } from '../processes/visible-text';
 import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { homeWorkspaceReason } from './home-workspace';

@@ -7,7 +7,7 @@ import { newSessionId, SessionStore } from '../conversation/session-store';
 import { parametersSchema, parseSignature } from '../ptc/program-params';
 import { runProgram } from '../ptc/run-program';
 import { approvedPrograms, programRoots } from '../ptc/saved-programs';
-import type { BashSession } from '../runtime/bash-session';
+import type { BashSession } from '../processes/bash-session';
 import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './workspace';
 import { startMcpServers } from './mcp-servers';
@@ -98,10 +98,10 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     const ctx = {
       workspace: workspace.path,
       signal: controller.signal,
-      sandbox: sandbox.policy,
-      ...(sandbox.kind === 'none' ? {} : { sandboxCommand: sandbox.wrap }),
+      sandboxPolicy: sandbox.policy,
+      ...(sandbox.kind === 'none' ? {} : { wrapInSandbox: sandbox.wrap }),
       bash: () =>
-        (bash ??= import('../runtime/bash-session').then(({ BashSession }) =>
+        (bash ??= import('../processes/bash-session').then(({ BashSession }) =>
           BashSession.start({ cwd: workspace.path, passEnv: loaded.config.sandbox.passEnv, ...(sandbox.kind === 'none' ? {} : { sandbox }) }),
         )),
     };

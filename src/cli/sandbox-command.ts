@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { loadConfig } from '../config/config';
 import { trustNotice } from '../config/trust';
 import { fenceHome } from '../config/paths';
-import { credentialStorePaths } from '../runtime/credential-stores';
-import { bubblewrapSandbox, sandboxSupport } from '../runtime/os-sandbox';
-import type { SandboxMode } from '../runtime/sandbox-policy';
+import { credentialStorePaths } from '../os-sandbox/credential-stores';
+import { bubblewrapSandbox, sandboxSupport } from '../os-sandbox/os-sandbox';
+import type { SandboxMode } from '../os-sandbox/policy';
 import { sessionPolicy } from './session-sandbox';
 import { resolveWorkspace } from './workspace';
 

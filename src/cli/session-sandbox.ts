@@ -6,11 +6,11 @@ import { configHome } from '../config/paths';
 import { homeWorkspaceReason, homeWorkspaceRefusal } from './home-workspace';
 import { unsandboxedCodePaths, type UnsandboxedCommand } from './unsandboxed-commands';
 import { sessionOutputsDir } from '../conversation/session-store';
-import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../runtime/os-sandbox';
-import { sandboxResourceLimits } from '../runtime/sandbox-resource-limits';
-import { startupFilesWithin } from '../runtime/startup-files';
-import { credentialStorePaths } from '../runtime/credential-stores';
-import { workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../runtime/sandbox-policy';
+import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsSandbox } from '../os-sandbox/os-sandbox';
+import { sandboxResourceLimits } from '../os-sandbox/resource-limits';
+import { startupFilesWithin } from '../os-sandbox/startup-files';
+import { credentialStorePaths } from '../os-sandbox/credential-stores';
+import { workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../os-sandbox/policy';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
 export interface SessionSandboxOptions {

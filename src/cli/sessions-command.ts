@@ -3,7 +3,7 @@ import { fenceHome } from '../config/paths';
 import type { Message } from '../conversation/message';
 import { findSession, listSessions, type SessionSummary } from '../conversation/session-store';
 import type { ModelInfo } from '../llm/model-info';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleText } from '../processes/visible-text';
 import { dollars, sessionUsage, shortCount } from '../tui/session-usage';
 
 /** Width a listing is cut to when stdout is not a terminal. */

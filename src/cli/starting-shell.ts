@@ -1,10 +1,10 @@
 import { loadConfig, type FenceConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
 import { newSessionId, newSessionNameProblem } from '../conversation/session-store';
-import { BashSession } from '../runtime/bash-session';
-import { noSandbox, offPolicy, type OsSandbox } from '../runtime/os-sandbox';
-import { ShellStartError } from '../runtime/shell-start-error';
-import type { SandboxMode } from '../runtime/sandbox-policy';
+import { BashSession } from '../processes/bash-session';
+import { noSandbox, offPolicy, type OsSandbox } from '../os-sandbox/os-sandbox';
+import { ShellStartError } from '../processes/shell-start-error';
+import type { SandboxMode } from '../os-sandbox/policy';
 import { openSessionSandbox } from './session-sandbox';
 import { unsandboxedCommands } from './unsandboxed-commands';
 import { resolveWorkspace } from './workspace';

@@ -12,8 +12,8 @@ import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule } from '../policy/admit';
 import { createProgramStore, type ProgramStore } from '../ptc/program-store';
 import { programLabel, type SavedProgram } from '../ptc/saved-programs';
-import type { SandboxLimits } from '../runtime/sandbox';
-import { SandboxBudget } from '../runtime/sandbox-budget';
+import type { VmLimits } from '../program-vm/run-in-vm';
+import { VmBudget } from '../program-vm/vm-budget';
 import { builtinTools } from '../tools/builtin-tools';
 import { createCommandTool } from '../tools/command-tool';
 import { createCallTool } from '../tools/call';
@@ -35,9 +35,9 @@ export interface Toolset {
   /** The tools programs may call. */
   eligible: ToolSpec[];
   rules: readonly PolicyRule[];
-  limits: SandboxLimits;
+  limits: VmLimits;
   /** The session's budget of sandboxes, shared by all its programs (`[ptc] max_live_sandboxes`, `total_memory_mb`). */
-  budget: SandboxBudget;
+  budget: VmBudget;
   /** What programs of the session keep with `store()`. */
   store: ProgramStore;
   /** One line per saved program left out (no `fence:` prefix). */
@@ -47,7 +47,7 @@ export interface Toolset {
 }
 
 /** Sandbox limits from the `[ptc]` table of the config. */
-export function sandboxLimits(ptc: PtcConfig): SandboxLimits {
+export function sandboxLimits(ptc: PtcConfig): VmLimits {
   return {
     memoryBytes: ptc.memoryMb * 1024 * 1024,
     cpuTimeMs: ptc.cpuTimeSeconds * 1000,
@@ -74,12 +74,12 @@ export function buildToolset(
   session: { id: string; dir: string },
   extra: readonly ToolSpec[] = [],
   programs: readonly SavedProgram[] = [],
-  shared: { budget?: SandboxBudget; store?: ProgramStore } = {},
+  shared: { budget?: VmBudget; store?: ProgramStore } = {},
 ): Toolset {
   const configured = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
   const store = shared.store ?? createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
-  const budget = shared.budget ?? new SandboxBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });
+  const budget = shared.budget ?? new VmBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });
   // Saved programs call the session's eligible tools, themselves among them, once all are made.
   let eligible: ToolSpec[] = [];
   const saved = savedProgramTools(programs, configured, { tools: () => eligible, rules: config.policy, limits, store, session, budget });

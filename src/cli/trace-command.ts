@@ -1,6 +1,6 @@
 import { fenceHome } from '../config/paths';
 import { findTrace, listTraces, type ProgramTrace, type TraceCall, type TraceDecision } from '../ptc/trace';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleText } from '../processes/visible-text';
 
 /** `fence trace list`: one line a program run, newest first. Returns the exit code. */
 export function listTracesCommand(): number {

@@ -1,7 +1,7 @@
 import { fenceHome } from '../config/paths';
 import { describeProject } from '../config/project-summary';
 import { revokeTrust, trustedWorkspaces, trustWorkspace, workspaceTrust, type TrustEntry } from '../config/trust';
-import { visibleText } from '../runtime/visible-text';
+import { visibleText } from '../processes/visible-text';
 import { resolveWorkspace } from './workspace';
 
 /** Options of `fence trust`. */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { FenceConfig } from '../config/config';
-import { isWithin, realPathOf } from '../runtime/sandbox-policy';
+import { isWithin, realPathOf } from '../os-sandbox/policy';
 
 /**
  * A command of the configuration that runs outside the sandbox (`sandbox = false`, honoured

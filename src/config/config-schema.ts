@@ -188,7 +188,7 @@ export interface ConfigFile {
  * stops at a few thousand tasks, one process cannot take all of a machine's memory, and one
  * file cannot fill a disk.
  */
-export const DEFAULT_SANDBOX_LIMITS = { maxProcesses: 2048, maxMemoryMb: 8192, maxFileMb: 4096 } as const;
+export const DEFAULT_VM_LIMITS = { maxProcesses: 2048, maxMemoryMb: 8192, maxFileMb: 4096 } as const;
 
 /** How strict each sandbox mode is: a project may choose a stricter one than the user's, not a looser one. */
 export const SANDBOX_MODE_NAMES = ['off', 'workspace-write', 'read-only'] as const;

@@ -11,7 +11,7 @@ import {
   BUILTIN_TOOL_NAMES,
   OCCASIONAL_TOOL_NAMES,
   DEFAULT_PTC_CONFIG,
-  DEFAULT_SANDBOX_LIMITS,
+  DEFAULT_VM_LIMITS,
   type CommandToolConfig,
   type ConfigFile,
   type McpServerConfig,
@@ -275,10 +275,10 @@ function reachesPrivate(entry: string): boolean {
 /**
  * One limit of `[sandbox]`: the user's, or the project's where it is lower (a project may
  * tighten a limit, not loosen it; against no user value it is compared with the default,
- * `DEFAULT_SANDBOX_LIMITS`). A project's higher value is noted in `ignored`.
+ * `DEFAULT_VM_LIMITS`). A project's higher value is noted in `ignored`.
  */
 function tighterLimit<K extends string>(key: K, user: number | undefined, project: number | undefined, name: string, ignored: string[]): { [P in K]?: number } {
-  const current = user ?? DEFAULT_SANDBOX_LIMITS[key as keyof typeof DEFAULT_SANDBOX_LIMITS];
+  const current = user ?? DEFAULT_VM_LIMITS[key as keyof typeof DEFAULT_VM_LIMITS];
   if (project !== undefined && project <= current) return { [key]: project } as { [P in K]?: number };
   if (project !== undefined) ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] ${name} = ${project} ignored: a project can lower a limit, not raise it`);
   return user === undefined ? {} : ({ [key]: user } as { [P in K]?: number });

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { HostCallControls } from '../runtime/sandbox';
+import type { HostCallControls } from '../program-vm/run-in-vm';
 import type { ProgramTool, ProgramToolOutcome } from './run-program';
 import { traceValue, type TraceCall } from './trace';
 
@@ -35,7 +35,7 @@ export function recordCalls(tools: Record<string, ProgramTool>, caller: { princi
       const call: TraceCall = { seq, tool: name, args, start: Math.round(performance.now() - started), durationMs: 0, ok: false };
       running.set(seq, call);
       const t0 = performance.now();
-      const outcome = await tool(args, { ...caller, signal, ...(host ? { holdClock: host.holdClock, sandboxBudget: host.budget } : {}) }).catch(
+      const outcome = await tool(args, { ...caller, signal, ...(host ? { holdClock: host.holdClock, vmBudget: host.budget } : {}) }).catch(
         (error: unknown): ProgramToolOutcome => ({
           decision: { action: 'allow' },
           ok: false,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { writePrivateFile } from '../runtime/private-data';
+import { writePrivateFile } from '../config/private-data';
 
 /** Default cap on what programs of one session keep with `store()`: 256 KiB of JSON. */
 export const DEFAULT_STORE_MAX_BYTES = 256 * 1024;

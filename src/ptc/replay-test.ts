@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULT_SANDBOX_LIMITS, runInSandbox, type HostFunction, type SandboxResult } from '../runtime/sandbox';
+import { DEFAULT_VM_LIMITS, runInVm, type HostFunction, type VmResult } from '../program-vm/run-in-vm';
 import type { ProgramTest, RecordedCall } from './saved-programs';
 
 /** What replaying one recorded test came to. */
@@ -8,7 +8,7 @@ export interface ReplayOutcome {
   /** One sentence per difference from the recording, in the order found. */
   problems: string[];
   /** What the code did this time. */
-  run: SandboxResult;
+  run: VmResult;
 }
 
 /**
@@ -45,10 +45,10 @@ export async function replayTest(code: string, test: ProgramTest, options: { too
       return recorded.result;
     };
   }
-  const run = await runInSandbox({
+  const run = await runInVm({
     code,
     functions,
-    limits: { ...DEFAULT_SANDBOX_LIMITS, ...test.limits },
+    limits: { ...DEFAULT_VM_LIMITS, ...test.limits },
     // Programs that keep values between runs start with an empty store, as in a fresh session.
     store: { get: (key) => kept.get(key), set: (key, value) => void (value === undefined ? kept.delete(key) : kept.set(key, value)) },
     ...(test.args !== undefined ? { globals: { args: test.args } } : {}),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_SANDBOX_LIMITS, runInSandbox, type SandboxLimits } from '../runtime/sandbox';
-import type { SandboxBudget } from '../runtime/sandbox-budget';
+import { DEFAULT_VM_LIMITS, runInVm, type VmLimits } from '../program-vm/run-in-vm';
+import type { VmBudget } from '../program-vm/vm-budget';
 import { recordCalls } from './call-recorder';
 import { parseIntent } from './intent';
 import type { ProgramStore } from './program-store';
@@ -17,7 +17,7 @@ export interface ProgramCall {
    * Set when the caller runs in a sandbox: the budget it holds a place in. A program the call
    * runs is nested in it (see `RunProgramOptions.nested`).
    */
-  sandboxBudget?: SandboxBudget;
+  vmBudget?: VmBudget;
 }
 
 /** What one tool call from a program came to: the admission decision, then the value or the error. */
@@ -35,7 +35,7 @@ export type ProgramTool = (args: unknown, call: ProgramCall) => Promise<ProgramT
 export interface RunProgramOptions {
   code: string;
   tools: Record<string, ProgramTool>;
-  limits?: Partial<SandboxLimits>;
+  limits?: Partial<VmLimits>;
   store?: ProgramStore;
   signal?: AbortSignal;
   /** The session the trace belongs to: its id and folder. */
@@ -50,8 +50,8 @@ export interface RunProgramOptions {
   admission?: TraceDecision;
   /** The program's arguments: defined as its global `args` and kept in the trace. */
   args?: unknown;
-  /** The session's budget of sandboxes the run takes its place from (see `SandboxBudget`). */
-  budget?: SandboxBudget;
+  /** The session's budget of sandboxes the run takes its place from (see `VmBudget`). */
+  budget?: VmBudget;
   /**
    * Run from a tool call of another program, which holds a place in the budget while it
    * waits: the run never waits for a place, it fails at once when there is none.
@@ -74,10 +74,10 @@ export async function runProgram(options: RunProgramOptions): Promise<ProgramRun
   const sha256 = createHash('sha256').update(options.code).digest('hex');
   const principal = options.principal ?? `program:${sha256.slice(0, 12)}`;
   const intent = parseIntent(options.code);
-  const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
+  const limits: VmLimits = { ...DEFAULT_VM_LIMITS, ...options.limits };
   const recorder = recordCalls(options.tools, { principal, ...(intent ? { intent } : {}) }, options.onCall);
 
-  const result = await runInSandbox({
+  const result = await runInVm({
     code: options.code,
     functions: recorder.functions,
     limits,

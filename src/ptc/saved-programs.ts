@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { makePrivateFolder, writePrivateFile } from '../runtime/private-data';
-import type { SandboxLimits } from '../runtime/sandbox';
+import { makePrivateFolder, writePrivateFile } from '../config/private-data';
+import type { VmLimits } from '../program-vm/run-in-vm';
 import { approvalsMigrated, markApprovalsMigrated, readApproval, realWorkspace, writeApproval, type Approval, type ApprovalTarget } from './approvals';
 import { parseSignature } from './program-params';
 import { listTraces, type ProgramTrace } from './trace';
@@ -47,7 +47,7 @@ export interface ProgramTest {
   calls: RecordedCall[];
   expect: { ok: boolean; stdout: string; result?: unknown; error?: { kind: string; message: string } };
   /** The sandbox limits of the recorded run, so the replay runs under the same. */
-  limits?: SandboxLimits;
+  limits?: VmLimits;
 }
 
 /**

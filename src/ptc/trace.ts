@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SandboxLimits, SandboxResult } from '../runtime/sandbox';
+import type { VmLimits, VmResult } from '../program-vm/run-in-vm';
 
 /** The most of one call's result a trace keeps whole (1 MiB of JSON); larger ones are kept as their size. */
 export const TRACE_RESULT_MAX_BYTES = 1024 * 1024;
@@ -54,15 +54,15 @@ export interface ProgramTrace {
   /** What ran the code: a program in the sandbox (the default when absent) or a Python cell. */
   runtime?: 'sandbox' | 'python';
   /** The sandbox's limits (programs only). */
-  limits?: SandboxLimits;
+  limits?: VmLimits;
   calls: TraceCall[];
   stdout: string;
   droppedOutputBytes: number;
   ok: boolean;
   result?: unknown;
-  error?: SandboxResult['error'];
+  error?: VmResult['error'];
   /** The sandbox's figures (programs only). */
-  stats?: SandboxResult['stats'];
+  stats?: VmResult['stats'];
   /** In a written trace: what was cut to keep it writable (see `traceText`). */
   cut?: string[];
 }

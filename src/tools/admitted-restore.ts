@@ -3,7 +3,7 @@ import { open, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { admit, type PolicyRule } from '../policy/admit';
 import { workspaceResource } from '../policy/workspace-resource';
-import { writeRefusal } from '../runtime/sandbox-policy';
+import { writeRefusal } from '../os-sandbox/policy';
 import type { ToolContext } from './define-tool';
 import { activeSandbox } from './file-boundary';
 import { createAdmitted, openAdmitted, rewriteOpened, type OpenedFile } from './opened-file';
@@ -27,9 +27,9 @@ export interface AdmittedRestore {
 }
 
 /** The `AdmittedRestore` of a session: its workspace and sandbox (`ctx`) and its policy rules. */
-export function admittedRestore(ctx: Pick<ToolContext, 'workspace' | 'sandbox'>, rules: readonly PolicyRule[]): AdmittedRestore {
+export function admittedRestore(ctx: Pick<ToolContext, 'workspace' | 'sandboxPolicy'>, rules: readonly PolicyRule[]): AdmittedRestore {
   const canAccess = (tool: string, real: string) => admit({ principal: 'model', tool, resource: workspaceResource(ctx.workspace, real) }, rules).action !== 'deny';
-  const checked = { sandbox: ctx.sandbox, canAccess };
+  const checked = { sandboxPolicy: ctx.sandboxPolicy, canAccess };
   const fileAt = (path: string) => ({ absolute: path, shown: displayPath(ctx.workspace, path) });
   return {
     async write(path, content) {

@@ -72,7 +72,7 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
       if (!isDirectory(cwd)) return failure(`${name}: its working folder ${cwd} does not exist`);
       const [file = '', ...args] = config.command;
       // Inside the session's sandbox unless the user's own configuration takes it out.
-      const line = config.sandbox === false || !ctx.sandboxCommand ? { command: file, args } : ctx.sandboxCommand(file, args, { cwd, terminal: 'none' });
+      const line = config.sandbox === false || !ctx.wrapInSandbox ? { command: file, args } : ctx.wrapInSandbox(file, args, { cwd, terminal: 'none' });
       const run = await runCommand(config, line, JSON.stringify(input), cwd, timeoutSeconds, ctx.signal);
       if (run === 'aborted') return failure(`${name} was interrupted`);
       return toToolResult(name, config, timeoutSeconds, run);

@@ -1,8 +1,8 @@
 import type { z } from 'zod';
-import type { BashSession } from '../runtime/bash-session';
-import type { PythonKernel } from '../runtime/python-kernel';
-import type { SandboxBudget } from '../runtime/sandbox-budget';
-import type { SandboxPolicy } from '../runtime/sandbox-policy';
+import type { BashSession } from '../processes/bash-session';
+import type { PythonKernel } from '../processes/python-kernel';
+import type { VmBudget } from '../program-vm/vm-budget';
+import type { SandboxPolicy } from '../os-sandbox/policy';
 
 /** What the `python` tool needs of a kernel: running a cell. */
 export type PythonCells = Pick<PythonKernel, 'run'>;
@@ -66,21 +66,21 @@ export interface ToolContext {
   admission?: { action: 'allow' | 'deny' | 'ask'; reason?: string; rule?: number };
   /**
    * Set on a program's tool calls: the budget of sandboxes its own sandbox holds a place in. A
-   * program the call runs takes its place from it without waiting (see `SandboxBudget`).
+   * program the call runs takes its place from it without waiting (see `VmBudget`).
    */
-  sandboxBudget?: SandboxBudget;
+  vmBudget?: VmBudget;
   /**
    * The session's sandbox: the file tools refuse what it refuses the shell (writes outside its
    * writable paths and to protected ones, reads of denied ones; see `pathAccess`). Absent, or
    * with mode `off`: the file tools are not bounded by it.
    */
-  sandbox?: SandboxPolicy;
+  sandboxPolicy?: SandboxPolicy;
   /**
    * The command line that runs `command args` in `cwd` inside the session's OS sandbox (see
    * `OsSandbox.wrap`), for tools that start processes (command tools); `terminal: 'none'` for a
    * process on pipes, with no controlling terminal. Absent: no sandbox.
    */
-  sandboxCommand?: (command: string, args: readonly string[], options: { cwd: string; terminal?: 'pty' | 'none' }) => { command: string; args: string[] };
+  wrapInSandbox?: (command: string, args: readonly string[], options: { cwd: string; terminal?: 'pty' | 'none' }) => { command: string; args: string[] };
 }
 
 /** What a call will do, for a person to judge before it runs. */

@@ -9,7 +9,7 @@ import {
   withRealPaths,
   writeRefusal,
   type SandboxPolicy,
-} from '../runtime/sandbox-policy';
+} from '../os-sandbox/policy';
 import type { ToolContext } from './define-tool';
 import { displayPath, type WorkspaceFile } from './workspace-path';
 
@@ -24,8 +24,8 @@ import { displayPath, type WorkspaceFile } from './workspace-path';
 export type FileUse = 'read' | 'write';
 
 /** The session's sandbox when it bounds the file tools: set, and not `off`. */
-export function activeSandbox(ctx: Pick<ToolContext, 'sandbox'>): SandboxPolicy | undefined {
-  const { sandbox } = ctx;
+export function activeSandbox(ctx: Pick<ToolContext, 'sandboxPolicy'>): SandboxPolicy | undefined {
+  const { sandboxPolicy: sandbox } = ctx;
   return sandbox === undefined || sandbox.mode === 'off' ? undefined : sandbox;
 }
 
@@ -34,7 +34,7 @@ export function activeSandbox(ctx: Pick<ToolContext, 'sandbox'>): SandboxPolicy 
  * (see `inSandboxTmp`), named to the model as it wrote it. Unchanged without an active sandbox
  * or one with no private `/tmp`.
  */
-export function inSandboxView(ctx: Pick<ToolContext, 'sandbox'>, file: WorkspaceFile): WorkspaceFile {
+export function inSandboxView(ctx: Pick<ToolContext, 'sandboxPolicy'>, file: WorkspaceFile): WorkspaceFile {
   const sandbox = activeSandbox(ctx);
   if (sandbox === undefined) return file;
   const absolute = inSandboxTmp(sandbox, file.absolute);
@@ -45,7 +45,7 @@ export function inSandboxView(ctx: Pick<ToolContext, 'sandbox'>, file: Workspace
  * How to name `absolute` to the model: as `displayPath` does, but a path in the sandbox's own
  * `/tmp` as the sandbox names it (`/tmp/out.txt`).
  */
-export function sandboxShownPath(ctx: Pick<ToolContext, 'sandbox' | 'workspace'>, absolute: string): string {
+export function sandboxShownPath(ctx: Pick<ToolContext, 'sandboxPolicy' | 'workspace'>, absolute: string): string {
   const privateTmp = activeSandbox(ctx)?.privateTmp;
   if (privateTmp !== undefined && isWithin(absolute, privateTmp)) return join('/tmp', relative(privateTmp, absolute));
   return displayPath(ctx.workspace, absolute);
@@ -57,7 +57,7 @@ export function sandboxShownPath(ctx: Pick<ToolContext, 'sandbox' | 'workspace'>
  * sandbox bounds the tools. Judges links too, so it must come before anything touches the
  * file, even creating its folders.
  */
-export function boundaryRefusal(ctx: Pick<ToolContext, 'sandbox'>, file: WorkspaceFile, use: FileUse): string | undefined {
+export function boundaryRefusal(ctx: Pick<ToolContext, 'sandboxPolicy'>, file: WorkspaceFile, use: FileUse): string | undefined {
   const sandbox = activeSandbox(ctx);
   if (sandbox === undefined) return undefined;
   return use === 'write' ? writeRefusal(sandbox, file.absolute, file.shown) : readRefusal(sandbox, file.absolute, file.shown);
@@ -91,7 +91,7 @@ export interface WalkBoundary {
  * folder (is it reached through a link?) and once per link, and the policy's own paths are
  * resolved once per walk.
  */
-export function walkBoundary(ctx: Pick<ToolContext, 'sandbox'>, root: string): WalkBoundary | undefined {
+export function walkBoundary(ctx: Pick<ToolContext, 'sandboxPolicy'>, root: string): WalkBoundary | undefined {
   const sandbox = activeSandbox(ctx);
   if (sandbox === undefined) return undefined;
   const resolved = withRealPaths(sandbox);

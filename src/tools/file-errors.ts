@@ -16,7 +16,7 @@ import { displayPath, locateFile, type WorkspaceFile } from './workspace-path';
  * a bug and is rethrown.
  */
 export async function runOnFile(
-  ctx: Pick<ToolContext, 'workspace' | 'sandbox'>,
+  ctx: Pick<ToolContext, 'workspace' | 'sandboxPolicy'>,
   path: string,
   use: FileUse,
   body: (file: WorkspaceFile) => Promise<ToolResult>,

@@ -18,7 +18,7 @@ import { locateFile } from './workspace-path';
  * the screen. Reads only; never throws for a file-system failure.
  */
 export async function previewFileChange(
-  ctx: Pick<ToolContext, 'workspace' | 'sandbox' | 'canAccess'>,
+  ctx: Pick<ToolContext, 'workspace' | 'sandboxPolicy' | 'canAccess'>,
   tool: string,
   path: string,
   change: (existing: Buffer | undefined) => { after: string } | { error: string },

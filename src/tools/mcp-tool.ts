@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { McpServerConfig } from '../config/config-schema';
-import type { McpCallResult, McpConnection, McpContent, McpToolInfo } from '../runtime/mcp-connection';
+import type { McpCallResult, McpConnection, McpContent, McpToolInfo } from '../processes/mcp-connection';
 import { jsonSchemaToTypeScript } from './declarations';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
 import { registeredCallHint } from './notation';

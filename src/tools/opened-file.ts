@@ -1,7 +1,7 @@
 import { constants, readlinkSync } from 'node:fs';
 import { mkdir, open, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { readRefusal, writeRefusal } from '../runtime/sandbox-policy';
+import { readRefusal, writeRefusal } from '../os-sandbox/policy';
 import type { ToolContext } from './define-tool';
 import { activeSandbox, type FileUse } from './file-boundary';
 import { ToolInputError } from './tool-error';
@@ -32,7 +32,7 @@ const WRITE_FLAGS = constants.O_RDWR | constants.O_NONBLOCK;
  * a missing file throws as the file system reports it. A refusal throws `ToolInputError` with
  * the sentence the check would have given. `O_NONBLOCK`: a named pipe never blocks the open.
  */
-export async function openAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, use: FileUse, tool: string, missing: 'ok' | 'throw' = 'throw'): Promise<OpenedFile | undefined> {
+export async function openAdmitted(ctx: Pick<ToolContext, 'sandboxPolicy' | 'canAccess'>, file: WorkspaceFile, use: FileUse, tool: string, missing: 'ok' | 'throw' = 'throw'): Promise<OpenedFile | undefined> {
   let handle: FileHandle;
   try {
     handle = await open(file.absolute, use === 'read' ? READ_FLAGS : WRITE_FLAGS);
@@ -50,7 +50,7 @@ export async function openAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess
  * at a time (see `makeFolders`), each judged by the sandbox before it is made, so none is made
  * where nothing may be written, even by a link swapped in while they are made.
  */
-export async function createAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, tool: string): Promise<OpenedFile> {
+export async function createAdmitted(ctx: Pick<ToolContext, 'sandboxPolicy' | 'canAccess'>, file: WorkspaceFile, tool: string): Promise<OpenedFile> {
   const parent = await makeFolders(ctx, file);
   // Under the folder held open, by the kernel's name for it: no link on the way can move the file elsewhere.
   const where = parent ? join(parent.here, basename(file.absolute)) : file.absolute;
@@ -71,7 +71,7 @@ export async function createAdmitted(ctx: Pick<ToolContext, 'sandbox' | 'canAcce
  * parent's real path and its name) be written: a refusal names the folder, and nothing is made
  * there.
  */
-async function makeFolders(ctx: Pick<ToolContext, 'sandbox'>, file: WorkspaceFile): Promise<{ handle: FileHandle; here: string } | undefined> {
+async function makeFolders(ctx: Pick<ToolContext, 'sandboxPolicy'>, file: WorkspaceFile): Promise<{ handle: FileHandle; here: string } | undefined> {
   const missing: string[] = [];
   let existing = dirname(file.absolute);
   let parent: FileHandle | undefined;
@@ -134,7 +134,7 @@ async function makeFolders(ctx: Pick<ToolContext, 'sandbox'>, file: WorkspaceFil
  * a denied file, or a sentence naming the caller's rules, the file is closed (and removed if
  * `created`) and a `ToolInputError` thrown.
  */
-async function judged(ctx: Pick<ToolContext, 'sandbox' | 'canAccess'>, file: WorkspaceFile, use: FileUse, tool: string, handle: FileHandle, created: boolean): Promise<OpenedFile> {
+async function judged(ctx: Pick<ToolContext, 'sandboxPolicy' | 'canAccess'>, file: WorkspaceFile, use: FileUse, tool: string, handle: FileHandle, created: boolean): Promise<OpenedFile> {
   try {
     const { real, here } = await whereOpened(handle, file);
     const sandbox = activeSandbox(ctx);

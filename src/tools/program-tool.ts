@@ -3,8 +3,8 @@ import type { ProgramStore } from '../ptc/program-store';
 import { defaultArguments, parametersSchema, parseSignature } from '../ptc/program-params';
 import { runProgram, type ProgramTool } from '../ptc/run-program';
 import { approvalCovers, programLabel, type SavedProgram } from '../ptc/saved-programs';
-import type { SandboxLimits } from '../runtime/sandbox';
-import type { SandboxBudget } from '../runtime/sandbox-budget';
+import type { VmLimits } from '../program-vm/run-in-vm';
+import type { VmBudget } from '../program-vm/vm-budget';
 import { defineTool, type ToolSpec } from './define-tool';
 import { describeRun, programTools, sessionRun } from './ptc';
 
@@ -22,11 +22,11 @@ export interface ProgramToolOptions {
    */
   tools: () => readonly ToolSpec[];
   rules: readonly PolicyRule[];
-  limits?: Partial<SandboxLimits>;
+  limits?: Partial<VmLimits>;
   store?: ProgramStore;
   session: { id: string; dir: string };
   /** The session's budget of sandboxes (see `PtcToolOptions.budget`). */
-  budget?: SandboxBudget;
+  budget?: VmBudget;
 }
 
 /** The principal a saved program's calls are admitted as: `program:over_limit@2`. */

@@ -4,8 +4,8 @@ import { defaultArguments, parseSignature } from '../ptc/program-params';
 import type { ProgramStore } from '../ptc/program-store';
 import { PYTHON_PRINCIPAL } from '../ptc/python-bridge';
 import { runProgram, type ProgramRun, type ProgramTool, type RunProgramOptions } from '../ptc/run-program';
-import type { SandboxLimits } from '../runtime/sandbox';
-import type { SandboxBudget } from '../runtime/sandbox-budget';
+import type { VmLimits } from '../program-vm/run-in-vm';
+import type { VmBudget } from '../program-vm/vm-budget';
 import { toolDeclarations } from './declarations';
 import { briefLine, DESCRIBE_TOOL, hiddenGroups } from './describe';
 import { defineTool, type ToolContext, type ToolSpec } from './define-tool';
@@ -34,7 +34,7 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
       // A person's time to answer a confirmation is not the program's: the wall clock waits.
       const { confirm } = ctx;
       const held = confirm && call.holdClock ? { confirm: heldWhileAsking(confirm, call.holdClock) } : {};
-      const nested = call.sandboxBudget ? { sandboxBudget: call.sandboxBudget } : {};
+      const nested = call.vmBudget ? { vmBudget: call.vmBudget } : {};
       const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, ...held, ...nested, signal: call.signal }, caller);
       const where = resource === undefined ? {} : { resource };
       if (result.isError) return { decision, ...where, ok: false, error: result.output };
@@ -49,8 +49,8 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
  * budget when a program made the call (no waiting: its caller holds a place), otherwise from
  * the session's `budget`, waiting its turn.
  */
-function sandboxPlace(ctx: ToolContext, budget: SandboxBudget | undefined): { budget?: SandboxBudget; nested?: boolean } {
-  if (ctx.sandboxBudget) return { budget: ctx.sandboxBudget, nested: true };
+function sandboxPlace(ctx: ToolContext, budget: VmBudget | undefined): { budget?: VmBudget; nested?: boolean } {
+  if (ctx.vmBudget) return { budget: ctx.vmBudget, nested: true };
   return budget ? { budget } : {};
 }
 
@@ -90,11 +90,11 @@ export interface PtcToolOptions {
   /** The tools programs may call (see `eligibleTools`). */
   tools: readonly ToolSpec[];
   rules: readonly PolicyRule[];
-  limits?: Partial<SandboxLimits>;
+  limits?: Partial<VmLimits>;
   store?: ProgramStore;
   session: { id: string; dir: string };
   /** The session's budget of sandboxes, shared by every program it runs. */
-  budget?: SandboxBudget;
+  budget?: VmBudget;
   /**
    * The model calls tools natively, from definitions that give their parameters: the tools it
    * has definitions of are only named in the instructions (with their result types), not

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CellResult } from '../runtime/python-kernel';
+import type { CellResult } from '../processes/python-kernel';
 import { defineTool } from './define-tool';
 import { seconds } from './prompt-text';
 import { sandboxNotes } from './sandbox-notes';
@@ -55,7 +55,7 @@ export function createPythonTool(options: PythonToolOptions = {}) {
         result.value === undefined ? '' : `Out: ${result.value}`,
         result.error ? result.error.traceback.replace(/\n+$/, '') || `${result.error.name}: ${result.error.message}` : '',
         ...notes(result, timeoutMs),
-        ...(result.error ? sandboxNotes(`${result.output}\n${result.error.traceback || result.error.message}`, ctx.sandbox) : []),
+        ...(result.error ? sandboxNotes(`${result.output}\n${result.error.traceback || result.error.message}`, ctx.sandboxPolicy) : []),
       ];
       const output = parts.filter(Boolean).join('\n');
       return {

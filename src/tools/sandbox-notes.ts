@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { SandboxPolicy } from '../runtime/sandbox-policy';
+import type { SandboxPolicy } from '../os-sandbox/policy';
 
 /**
  * What a refusal of the OS sandbox looks like in a failed command's output: a write to a

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_INPUT_WAIT_MS, NOTHING_WAITING, type BashRunResult } from '../runtime/bash-session';
-import type { SandboxPolicy } from '../runtime/sandbox-policy';
+import { DEFAULT_INPUT_WAIT_MS, NOTHING_WAITING, type BashRunResult } from '../processes/bash-session';
+import type { SandboxPolicy } from '../os-sandbox/policy';
 import { sandboxNotes } from './sandbox-notes';
 import { defineTool, type ToolResult } from './define-tool';
 import { seconds } from './prompt-text';
@@ -90,7 +90,7 @@ export function createShellTool(options: ShellToolOptions = {}) {
       const timeoutMs = parsed.timeoutMs ?? defaultTimeoutMs;
       const runOptions = { timeoutMs, inputWaitMs, signal: ctx.signal };
       const result = parsed.input ? await bash.sendInput(command, runOptions) : await bash.run(command, runOptions);
-      return describeResult(result, timeoutMs, inputWaitMs, ctx.sandbox);
+      return describeResult(result, timeoutMs, inputWaitMs, ctx.sandboxPolicy);
     },
   });
 }

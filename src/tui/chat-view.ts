@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../agent/agent';
 import type { ToolUse } from '../parse/tool-use';
-import { visibleLine, visibleName, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleName, visibleText } from '../processes/visible-text';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 import { MarkdownStream } from './markdown-stream';
 import { useWords } from './progress-renderer';

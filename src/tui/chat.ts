@@ -12,7 +12,7 @@ import type { ResolvedModel } from '../llm/models';
 import type { Provider, ReasoningLevel } from '../llm/provider';
 import { warmUpFetch } from '../llm/node-fetch';
 import type { ToolFormat } from '../parse/tool-use';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleText } from '../processes/visible-text';
 import type { ToolContext } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
 import { ChatView } from './chat-view';

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
-import { visibleControls, visibleLine, visibleName, visibleText } from '../runtime/visible-text';
+import { visibleControls, visibleLine, visibleName, visibleText } from '../processes/visible-text';
 import type { ConfirmAnswer, ConfirmRequest, ToolPreview } from '../tools/define-tool';
 import type { ChatView } from './chat-view';
 import { highlighterFor } from './code-highlight';

@@ -1,5 +1,5 @@
 import { structuredPatch } from 'diff';
-import { visibleControls, visibleName } from '../runtime/visible-text';
+import { visibleControls, visibleName } from '../processes/visible-text';
 import type { ToolPreview } from '../tools/define-tool';
 import type { Style } from './terminal-style';
 

@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { makePrivateFolder } from '../runtime/private-data';
+import { makePrivateFolder } from '../config/private-data';
 
 /** How many entries a history keeps when `load` is not told otherwise. */
 export const DEFAULT_HISTORY_MAX = 1000;

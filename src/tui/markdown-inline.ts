@@ -1,5 +1,5 @@
 import type { MarkedToken, Token, Tokens } from 'marked';
-import { visibleControls } from '../runtime/visible-text';
+import { visibleControls } from '../processes/visible-text';
 import { stripAnsi, truncateToWidth, visibleWidth, type Style } from './terminal-style';
 
 /**

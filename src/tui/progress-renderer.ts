@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../agent/agent';
 import type { ToolUse } from '../parse/tool-use';
-import { VisibleTextStream, visibleLine, visibleName, visibleText } from '../runtime/visible-text';
+import { VisibleTextStream, visibleLine, visibleName, visibleText } from '../processes/visible-text';
 
 /** How much of a tool's output the progress display shows (the model gets more). */
 const SHOWN_OUTPUT_LINES = 12;

@@ -10,7 +10,7 @@ import { isReasoningLevel, modelInfo, REASONING_LEVELS, resolveReasoning, unsent
 import type { ReasoningLevel } from '../llm/provider';
 import { resolveModel } from '../llm/models';
 import type { ToolUse } from '../parse/tool-use';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleText } from '../processes/visible-text';
 import { runToolUse } from '../tools/run-tool-use';
 import type { ChatView } from './chat-view';
 import { dollars, sessionUsage, shortCount } from './session-usage';

@@ -2,7 +2,7 @@ import { Lexer, type Tokens } from 'marked';
 import type { Message } from '../conversation/message';
 import { readFenceLine } from '../parse/fence-line';
 import type { SessionInfo } from '../conversation/session-store';
-import { visibleLine, visibleText } from '../runtime/visible-text';
+import { visibleLine, visibleText } from '../processes/visible-text';
 import { MarkdownStream } from './markdown-stream';
 import { truncateToWidth, type Style } from './terminal-style';
 

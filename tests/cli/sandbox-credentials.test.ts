@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CREDENTIAL_STORES } from '../../src/runtime/credential-stores';
+import { CREDENTIAL_STORES } from '../../src/os-sandbox/credential-stores';
 import { block, bubblewrapMissing, everythingSent, fenceIn, script, sessionId, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
 /**

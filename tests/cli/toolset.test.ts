@@ -1,4 +1,4 @@
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
+import { DEFAULT_VM_LIMITS } from '../../src/program-vm/run-in-vm';
 import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,7 +62,7 @@ describe('sandboxLimits', () => {
       maxConcurrentCalls: 16,
       maxOutputBytes: 1024 * 1024,
     });
-    expect(sandboxLimits(DEFAULT_PTC_CONFIG)).toEqual(DEFAULT_SANDBOX_LIMITS);
+    expect(sandboxLimits(DEFAULT_PTC_CONFIG)).toEqual(DEFAULT_VM_LIMITS);
   });
 
   it('maps MB, seconds (fractions too) and KB', () => {

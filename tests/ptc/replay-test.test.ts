@@ -16,7 +16,7 @@ import {
   type RecordedCall,
 } from '../../src/ptc/saved-programs';
 import type { ProgramTrace } from '../../src/ptc/trace';
-import type { SandboxLimits } from '../../src/runtime/sandbox';
+import type { VmLimits } from '../../src/program-vm/run-in-vm';
 
 let base = '';
 beforeEach(() => {
@@ -52,7 +52,7 @@ const DIRECTORY: Record<string, { name: string; spent: number }[]> = {
 async function traceOf(
   code: string,
   tools: Record<string, ProgramTool>,
-  options: { args?: unknown; limits?: Partial<SandboxLimits> } = {},
+  options: { args?: unknown; limits?: Partial<VmLimits> } = {},
 ): Promise<ProgramTrace> {
   const { trace } = await runProgram({
     code,
@@ -66,7 +66,7 @@ async function traceOf(
 }
 
 /** The recorded test of a real run, as it reads back from disk (through JSON). */
-async function recorded(code: string, tools: Record<string, ProgramTool>, options: { args?: unknown; limits?: Partial<SandboxLimits> } = {}) {
+async function recorded(code: string, tools: Record<string, ProgramTool>, options: { args?: unknown; limits?: Partial<VmLimits> } = {}) {
   const trace = await traceOf(code, tools, options);
   const test = JSON.parse(JSON.stringify(testFromTrace(trace))) as ProgramTest;
   return { trace, test };

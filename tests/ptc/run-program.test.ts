@@ -6,7 +6,7 @@ import { createProgramStore } from '../../src/ptc/program-store';
 import { runProgram, type ProgramCall, type ProgramTool, type ProgramToolOutcome } from '../../src/ptc/run-program';
 import { unreplayable } from '../../src/ptc/saved-programs';
 import { TRACE_VALUES_MAX_BYTES, traceText, type ProgramTrace } from '../../src/ptc/trace';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
+import { DEFAULT_VM_LIMITS } from '../../src/program-vm/run-in-vm';
 import { useTempSession } from '../support/temp-session';
 
 const session = useTempSession();
@@ -66,7 +66,7 @@ describe('runProgram', () => {
 
   it('merges the limits given over the defaults and records them', async () => {
     const { trace } = await runProgram({ code: 'return 1;', tools: {}, session: sessionRef(), limits: { maxToolCalls: 5, cpuTimeMs: 2000 } });
-    expect(trace.limits).toEqual({ ...DEFAULT_SANDBOX_LIMITS, maxToolCalls: 5, cpuTimeMs: 2000 });
+    expect(trace.limits).toEqual({ ...DEFAULT_VM_LIMITS, maxToolCalls: 5, cpuTimeMs: 2000 });
   });
 
   it('records each call in order with its arguments, decision, timing and value', async () => {

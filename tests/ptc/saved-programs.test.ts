@@ -26,7 +26,7 @@ import {
   type SavedProgram,
 } from '../../src/ptc/saved-programs';
 import type { ProgramTrace } from '../../src/ptc/trace';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
+import { DEFAULT_VM_LIMITS } from '../../src/program-vm/run-in-vm';
 
 let base = '';
 beforeEach(() => {
@@ -189,7 +189,7 @@ describe('saveProgram', () => {
       args: { department: 'engineering' },
       calls: [{ tool: 'lookup', args: { department: 'engineering' }, ok: true, result: [{ name: 'ada', spent: 1200 }, { name: 'linus', spent: 300 }] }],
       expect: { ok: true, stdout: 'over: ada\n', result: ['ada'] },
-      limits: { ...DEFAULT_SANDBOX_LIMITS },
+      limits: { ...DEFAULT_VM_LIMITS },
     });
     expect(test?.expect).not.toHaveProperty('error');
     expect(Number.isNaN(Date.parse(test?.recordedAt ?? ''))).toBe(false);

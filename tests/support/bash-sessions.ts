@@ -3,7 +3,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { BashSession, type BashSessionOptions } from '../../src/runtime/bash-session';
+import { BashSession, type BashSessionOptions } from '../../src/processes/bash-session';
 
 /** What `useBashSessions` gives the tests of a file. */
 export interface BashSessions {

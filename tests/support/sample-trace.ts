@@ -1,5 +1,5 @@
 import type { ProgramTrace } from '../../src/ptc/trace';
-import { DEFAULT_SANDBOX_LIMITS } from '../../src/runtime/sandbox';
+import { DEFAULT_VM_LIMITS } from '../../src/program-vm/run-in-vm';
 
 /**
  * A hand-made trace of a finished run with no calls, as `runProgram` would write it; fields
@@ -13,7 +13,7 @@ export function sampleTrace(overrides: Partial<ProgramTrace> = {}): ProgramTrace
     code: 'print("hi");',
     sha256: 'c0ffee'.padEnd(64, '0'),
     principal: 'program:c0ffee000000',
-    limits: { ...DEFAULT_SANDBOX_LIMITS },
+    limits: { ...DEFAULT_VM_LIMITS },
     calls: [],
     stdout: 'hi\n',
     droppedOutputBytes: 0,

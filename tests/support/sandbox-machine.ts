@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:f
 import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { DENIED_IN_HOME, protectedPaths, type SandboxMode, type SandboxPolicy } from '../../src/runtime/sandbox-policy';
+import { DENIED_IN_HOME, protectedPaths, type SandboxMode, type SandboxPolicy } from '../../src/os-sandbox/policy';
 import type { ToolContext } from '../../src/tools/define-tool';
 import { makeTempWorkspace, makeToolContext } from './tool-context';
 
@@ -93,7 +93,7 @@ export function machinePolicy(machine: SandboxMachine, mode: SandboxMode = 'work
 
 /** A tool context in `machine`'s workspace bounded by `policy` (by default `machinePolicy(machine)`). */
 export function machineContext(machine: SandboxMachine, policy: SandboxPolicy = machinePolicy(machine)): ToolContext {
-  return { ...makeToolContext(machine.workspace), sandbox: policy };
+  return { ...makeToolContext(machine.workspace), sandboxPolicy: policy };
 }
 
 /** Gives every test of the calling file a fresh `SandboxMachine`, removed after the test. */

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CommandToolConfig } from '../../src/config/config';
-import { bubblewrapSandbox, offPolicy, sandboxSupport } from '../../src/runtime/os-sandbox';
+import { bubblewrapSandbox, offPolicy, sandboxSupport } from '../../src/os-sandbox/os-sandbox';
 import { createCommandTool } from '../../src/tools/command-tool';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { renderCall } from '../../src/tools/notation';
@@ -230,7 +230,7 @@ process.stdin.on('end', () => {
     const sandbox = bubblewrapSandbox({ ...offPolicy(workspace()), mode: 'workspace-write', network: false }, support.path);
     try {
       const target = join(outside, 'note.txt');
-      const ctx = { ...makeToolContext(workspace()), sandboxCommand: sandbox.wrap };
+      const ctx = { ...makeToolContext(workspace()), wrapInSandbox: sandbox.wrap };
       const inside = await scriptTool('write_note', writer);
       expect((await inside.execute(inside.parameters.parse({ path: target }), ctx)).value).toBe('EROFS');
       expect(existsSync(target)).toBe(false);

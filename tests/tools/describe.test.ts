@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BRIEF_TOOLS_ABOVE_TOKENS } from '../../src/config/config-schema';
 import { parseMarkdownToolUses } from '../../src/parse/markdown';
 import { parseXmlToolUses } from '../../src/parse/xml';
-import type { McpToolInfo } from '../../src/runtime/mcp-connection';
+import type { McpToolInfo } from '../../src/processes/mcp-connection';
 import { createCommandTool } from '../../src/tools/command-tool';
 import { toolDeclarations } from '../../src/tools/declarations';
 import type { ToolSpec } from '../../src/tools/define-tool';

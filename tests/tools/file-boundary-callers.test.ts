@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { ToolUse } from '../../src/parse/tool-use';
 import { PythonToolBridge } from '../../src/ptc/python-bridge';
 import type { ProgramRun } from '../../src/ptc/run-program';
-import { PythonKernel } from '../../src/runtime/python-kernel';
+import { PythonKernel } from '../../src/processes/python-kernel';
 import type { ToolContext, ToolSpec } from '../../src/tools/define-tool';
 import { globTool } from '../../src/tools/glob';
 import { grepTool } from '../../src/tools/grep';

@@ -2,7 +2,7 @@ import { rmSync, symlinkSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DENIED_IN_HOME, type SandboxPolicy } from '../../src/runtime/sandbox-policy';
+import { DENIED_IN_HOME, type SandboxPolicy } from '../../src/os-sandbox/policy';
 import type { ToolContext, ToolResult } from '../../src/tools/define-tool';
 import { walkBoundary } from '../../src/tools/file-boundary';
 import { findFiles, globTool } from '../../src/tools/glob';
@@ -218,16 +218,16 @@ describe('walkBoundary', () => {
   it('leaves out the denied paths under the root, not folders holding a readable exception', async () => {
     const policy = await withLinksAndSecrets();
     const { workspace, root } = machine();
-    expect(walkBoundary({ sandbox: policy }, workspace)?.leftOut).toEqual(['private', 'docs/token.txt']);
-    expect(walkBoundary({ sandbox: policy }, join(workspace, 'home-link'))?.leftOut.sort()).toEqual([...DENIED_IN_HOME, 'secrets'].sort());
-    expect(walkBoundary({ sandbox: policy }, root)?.leftOut).toContain('home/.ssh');
-    expect(walkBoundary({ sandbox: policy }, root)?.leftOut).not.toContain('home/.fence');
+    expect(walkBoundary({ sandboxPolicy: policy }, workspace)?.leftOut).toEqual(['private', 'docs/token.txt']);
+    expect(walkBoundary({ sandboxPolicy: policy }, join(workspace, 'home-link'))?.leftOut.sort()).toEqual([...DENIED_IN_HOME, 'secrets'].sort());
+    expect(walkBoundary({ sandboxPolicy: policy }, root)?.leftOut).toContain('home/.ssh');
+    expect(walkBoundary({ sandboxPolicy: policy }, root)?.leftOut).not.toContain('home/.fence');
   });
 
   it('hides the files whose folder leads into a denied folder, judging ordinary files by their path', async () => {
     const policy = await withLinksAndSecrets();
     const { workspace, home } = machine();
-    const boundary = walkBoundary({ sandbox: policy }, join(workspace, 'secrets-link'));
+    const boundary = walkBoundary({ sandboxPolicy: policy }, join(workspace, 'secrets-link'));
     expect(boundary?.shows(join(workspace, 'secrets-link', 'deep', 'token.txt'))).toBe(false);
     expect(boundary?.shows(join(workspace, 'home-link', 'secrets', 'deep', 'token.txt'))).toBe(false);
     expect(boundary?.shows(join(workspace, 'home-link', 'public.txt'))).toBe(true);
@@ -247,6 +247,6 @@ describe('walkBoundary', () => {
 
   it('is absent without a sandbox or with it off', () => {
     expect(walkBoundary({}, machine().workspace)).toBeUndefined();
-    expect(walkBoundary({ sandbox: machinePolicy(machine(), 'off') }, machine().workspace)).toBeUndefined();
+    expect(walkBoundary({ sandboxPolicy: machinePolicy(machine(), 'off') }, machine().workspace)).toBeUndefined();
   });
 });

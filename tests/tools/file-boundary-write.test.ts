@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SandboxPolicy } from '../../src/runtime/sandbox-policy';
+import type { SandboxPolicy } from '../../src/os-sandbox/policy';
 import { appendTool } from '../../src/tools/append';
 import type { ToolContext, ToolResult, ToolSpec } from '../../src/tools/define-tool';
 import { patchTool } from '../../src/tools/patch';
@@ -29,7 +29,7 @@ function inputFor(tool: WriteTool, path: string, ctx: ToolContext): Record<strin
 async function write(tool: WriteTool, path: string, policy?: SandboxPolicy): Promise<{ result: ToolResult; checkpoints: string[] }> {
   const checkpoints: string[] = [];
   const ctx: ToolContext = { ...machineContext(machine(), policy), beforeWrite: (absolute) => checkpoints.push(absolute) };
-  if (policy === undefined) delete ctx.sandbox;
+  if (policy === undefined) delete ctx.sandboxPolicy;
   const spec = SPECS[tool];
   const result = await spec.execute(spec.parameters.parse(inputFor(tool, path, ctx)), ctx);
   return { result, checkpoints };

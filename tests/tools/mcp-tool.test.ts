@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PolicyRule } from '../../src/policy/admit';
 import type { ProgramRun } from '../../src/ptc/run-program';
-import { McpConnection, type McpCallResult, type McpToolInfo } from '../../src/runtime/mcp-connection';
+import { McpConnection, type McpCallResult, type McpToolInfo } from '../../src/processes/mcp-connection';
 import { toolDeclarations } from '../../src/tools/declarations';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { createMcpTools, mcpToolName, type McpCaller } from '../../src/tools/mcp-tool';

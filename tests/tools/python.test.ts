@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PythonKernel } from '../../src/runtime/python-kernel';
+import { PythonKernel } from '../../src/processes/python-kernel';
 import type { ToolContext } from '../../src/tools/define-tool';
 import { createPythonTool, DEFAULT_PYTHON_TIMEOUT_MS } from '../../src/tools/python';
 import { makeTempWorkspace, makeToolContext } from '../support/tool-context';

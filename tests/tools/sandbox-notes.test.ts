@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { offPolicy } from '../../src/runtime/os-sandbox';
+import { offPolicy } from '../../src/os-sandbox/os-sandbox';
 import { sandboxNotes } from '../../src/tools/sandbox-notes';
 
 const workspaceWrite = { ...offPolicy('/w'), mode: 'workspace-write' as const, network: false as const };

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BashSession } from '../../src/runtime/bash-session';
+import { BashSession } from '../../src/processes/bash-session';
 import type { ToolContext } from '../../src/tools/define-tool';
 import type { ToolUse } from '../../src/parse/tool-use';
 import { blockInput } from '../../src/tools/run-tool-use';
@@ -157,7 +157,7 @@ describe('shell tool', () => {
   it('notes the sandbox under a failed write to a protected path, a refused rename ("busy") too', async () => {
     const sandboxed: ToolContext = {
       ...ctx,
-      sandbox: { mode: 'workspace-write', workspace, writable: [workspace], denied: [], readable: [], protected: [], network: false },
+      sandboxPolicy: { mode: 'workspace-write', workspace, writable: [workspace], denied: [], readable: [], protected: [], network: false },
     };
     const fails = (message: string) => run(`echo ${JSON.stringify(message)} >&2; false`, shell, sandboxed);
     const refusals = [
