@@ -13,7 +13,7 @@ export interface TrustOptions {
 /**
  * `fence trust [dir]`: trusts the folder (the current one by default) on this machine, so
  * sessions there use its `fence.toml`, `AGENTS.md` and `.fence/programs/`, and prints what
- * that lets in. `--list` lists the trusted folders and where each stands; `--revoke [dir]`
+ * that lets in (for a folder trusted before whose files changed, what changed). `--list` lists the trusted folders and where each stands; `--revoke [dir]`
  * withdraws trust. Returns the exit code: 0, or 1 with one line on stderr.
  */
 export function trustCommand(dir: string | undefined, options: TrustOptions, out: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): number {
@@ -37,6 +37,8 @@ export function trustCommand(dir: string | undefined, options: TrustOptions, out
   }
   const workspace = resolveWorkspace(dir);
   if ('error' in workspace) return err(workspace.error);
+  // Read before trusting: a folder trusted before whose files changed shows what changed.
+  const before = workspaceTrust(workspace.path, home);
   let trust;
   try {
     trust = trustWorkspace(workspace.path, home);
@@ -50,7 +52,7 @@ export function trustCommand(dir: string | undefined, options: TrustOptions, out
   }
   out('sessions here now use:');
   // The lines quote the folder's own files: shown, never acted on by the terminal.
-  for (const line of describeProject(trust)) out(`  ${visibleText(line)}`);
+  for (const line of describeProject(before.state === 'changed' ? before : trust)) out(`  ${visibleText(line)}`);
   out('if fence.toml or AGENTS.md changes, fence asks again (fence trust --revoke withdraws it)');
   return 0;
 }

@@ -1,29 +1,44 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
 import { CONFIG_FILE_LIMIT_BYTES, PROJECT_CONFIG_FILE, parseConfigText } from './config';
 import { projectCommandFiles } from './command-files';
 import { describeUnread, readRegularFile } from './regular-file';
 import type { ConfigFile } from './config-schema';
-import { PROJECT_PROGRAMS_DIR, type WorkspaceTrust } from './trust';
+import { textChanges } from './text-changes';
+import { describeTomlValue, writeTomlKey } from './toml-value';
+import { PROJECT_PROGRAMS_DIR, TRUSTED_TEXT_LIMIT_BYTES, type EarlierText, type WorkspaceTrust } from './trust';
 
 /** Longest command or list shown on one line of the summary; the rest is cut with `…`. */
 const SHOWN_CHARS = 100;
 
+/** Most lines of the diff shown for a file changed since it was trusted. */
+const SHOWN_DIFF_LINES = 40;
+
 /**
  * What trusting a workspace would let in, for a person deciding: the MCP servers its
  * `fence.toml` starts and the commands they run, its command tools, its policy rules, what it
- * sets besides; the size of its `AGENTS.md`; the names of its saved programs. One line per
- * item, indented under the file it comes from. Never throws: a file that cannot be read or
- * parsed says so in its line.
+ * sets besides (its `[sandbox]` table as TOML); the size of its `AGENTS.md`; the names of its
+ * saved programs. For a workspace whose `fence.toml` or `AGENTS.md` changed since it was
+ * trusted, what changed, as a unified diff of the text trusted then against the text now, cut
+ * to `SHOWN_DIFF_LINES` (or a sentence saying why the earlier text cannot be shown). One line
+ * per item, indented under the file it comes from; the diff's lines quote the folder's files,
+ * so the caller shows every line through the terminal's sanitiser. Never throws: a file that
+ * cannot be read or parsed says so in its line.
  */
 export function describeProject(trust: WorkspaceTrust): string[] {
   const lines: string[] = [];
   const workspace = trust.workspace;
+  const changes = (name: string) => changeLines(trust, name).map((line) => `  ${line}`);
   if (trust.present.includes(PROJECT_CONFIG_FILE)) {
-    lines.push(`${PROJECT_CONFIG_FILE}:`, ...describeConfigFile(join(workspace, PROJECT_CONFIG_FILE), workspace).map((line) => `  ${line}`));
+    lines.push(`${PROJECT_CONFIG_FILE}:`, ...describeConfigFile(join(workspace, PROJECT_CONFIG_FILE), workspace).map((line) => `  ${line}`), ...changes(PROJECT_CONFIG_FILE));
+  } else if (trust.changed?.includes(PROJECT_CONFIG_FILE)) {
+    lines.push(`${PROJECT_CONFIG_FILE}: removed since you trusted this folder`);
   }
   if (trust.present.includes('AGENTS.md')) {
-    lines.push(`AGENTS.md: ${sizeOf(join(workspace, 'AGENTS.md'))} of instructions put in the model's system prompt`);
+    lines.push(`AGENTS.md: ${sizeOf(join(workspace, 'AGENTS.md'))} of instructions put in the model's system prompt`, ...changes('AGENTS.md'));
+  } else if (trust.changed?.includes('AGENTS.md')) {
+    lines.push('AGENTS.md: removed since you trusted this folder');
   }
   if (trust.present.includes(`${PROJECT_PROGRAMS_DIR}/`)) {
     const names = listFolder(join(workspace, PROJECT_PROGRAMS_DIR)).sort();
@@ -53,8 +68,8 @@ function describeConfigFile(path: string, workspace: string): string[] {
     const why = rule.intent ? ` (intent ${rule.intent})` : '';
     lines.push(`policy: ${rule.action} ${rule.tool}${what}${who}${why} (your own rules that deny or ask still win)`);
   }
-  const sandbox = file.sandbox;
-  if (sandbox && Object.keys(sandbox).length > 0) lines.push(`sandbox: ${cut(JSON.stringify(sandbox))} (it can narrow the sandbox, not widen it)`);
+  const sandbox = sandboxTable(read.bytes.toString('utf8'));
+  if (sandbox.length > 0) lines.push('[sandbox] (it can narrow the sandbox, not widen it):', ...sandbox.map((line) => `  ${line}`));
   const other = [
     file.toolFormat ? 'tool_format' : '',
     file.ptc ? '[ptc] limits' : '',
@@ -66,6 +81,42 @@ function describeConfigFile(path: string, workspace: string): string[] {
   if (scripts.length > 0) lines.push(`files of this folder its commands run: ${cut(scripts.join(', '))} (a change to one asks again)`);
   if (lines.length === 0) lines.push('nothing besides defaults');
   return lines;
+}
+
+/**
+ * The lines of the diff of a changed file of `TRUSTED_FILES` (none when it did not change):
+ * `changed since you trusted it:` over the diff, indented; or the sentence saying why the
+ * earlier text cannot be compared.
+ */
+function changeLines(trust: WorkspaceTrust, name: string): string[] {
+  if (trust.state !== 'changed' || !trust.changed?.includes(name)) return [];
+  const earlier: EarlierText = trust.earlier?.[name] ?? { kind: 'not-kept', why: 'older-record' };
+  if (earlier.kind === 'not-kept') {
+    const why = earlier.why === 'too-large' ? `it was over ${TRUSTED_TEXT_LIMIT_BYTES / 1024} KiB` : 'this folder was trusted by an earlier version of fence';
+    return [`changed since you trusted it; the earlier text was not kept (${why}), so what changed cannot be shown`];
+  }
+  const now = readRegularFile(join(trust.workspace, name), CONFIG_FILE_LIMIT_BYTES, 'follow');
+  if (now.kind !== 'read') return [`changed since you trusted it; it cannot be read now: ${describeUnread(now)}`];
+  const before = earlier.kind === 'text' ? earlier.text : '';
+  const diff = textChanges(before, now.bytes.toString('utf8'), SHOWN_DIFF_LINES);
+  const head = earlier.kind === 'absent' ? 'added since you trusted this folder:' : 'changed since you trusted it:';
+  return [head, ...diff.map((line) => `  ${line}`)];
+}
+
+/**
+ * The `[sandbox]` table of a `fence.toml` as its author wrote it: one `key = value` line per
+ * key, in the file's order, values as TOML, each line cut to `SHOWN_CHARS`. Empty when the
+ * file has no such table or it is empty.
+ */
+function sandboxTable(text: string): string[] {
+  let table: unknown;
+  try {
+    table = (parseToml(text) as Record<string, unknown>).sandbox;
+  } catch {
+    return [];
+  }
+  if (typeof table !== 'object' || table === null || Array.isArray(table)) return [];
+  return Object.entries(table).map(([key, value]) => cut(`${writeTomlKey(key)} = ${describeTomlValue(value)}`));
 }
 
 function sizeOf(path: string): string {

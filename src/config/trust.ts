@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { fenceHome } from './paths';
+import { makePrivateFolder, writePrivateFile } from './private-data';
 import { projectCommandFiles } from './command-files';
 import { readRegularFile } from './regular-file';
 
@@ -15,7 +16,9 @@ import { readRegularFile } from './regular-file';
  * Trust is kept in the user's data folder (`$FENCE_HOME/trusted-workspaces.json`, which the
  * sandbox hides from everything the model runs), one entry per folder (its real path) with the
  * sha256 of the files it covers when it was given: `fence.toml`, `AGENTS.md`, and the workspace
- * files that `fence.toml`'s servers and tools run (see `projectCommandFiles`). When one of them changes, is added or is
+ * files that `fence.toml`'s servers and tools run (see `projectCommandFiles`), and the text of
+ * `fence.toml` and `AGENTS.md` up to `TRUSTED_TEXT_LIMIT_BYTES` each, so that a change can be
+ * shown as what changed. When one of them changes, is added or is
  * removed — a `git pull`, or a model that wrote `AGENTS.md` — the folder counts as changed
  * and is asked about again. `.fence/programs/` needs no hash here: a program is offered only
  * when the person approved its exact code (see the programs' approvals).
@@ -47,7 +50,22 @@ export interface WorkspaceTrust {
   changed?: string[];
   /** When trust was given, for `trusted` and `changed`. */
   trustedAt?: string;
+  /**
+   * With `changed`: what each changed file of `TRUSTED_FILES` held when trust was given, so the
+   * change can be shown (see `EarlierText`).
+   */
+  earlier?: Record<string, EarlierText>;
 }
+
+/**
+ * What a covered file held when trust was given: its text; nothing (it did not exist then); or
+ * not kept, because the record is older than kept texts or the file was over
+ * `TRUSTED_TEXT_LIMIT_BYTES`.
+ */
+export type EarlierText = { kind: 'text'; text: string } | { kind: 'absent' } | { kind: 'not-kept'; why: 'older-record' | 'too-large' };
+
+/** Largest text of a file of `TRUSTED_FILES` kept in the trust record; a larger one is kept by its hash alone. */
+export const TRUSTED_TEXT_LIMIT_BYTES = 64 * 1024;
 
 /** One trusted folder, as `trustedWorkspaces` lists it. */
 export interface TrustEntry {
@@ -64,6 +82,11 @@ interface TrustRecord {
   trustedAt: string;
   /** sha256 of each covered file that existed then, by name. */
   files: Record<string, string>;
+  /**
+   * The text of each file of `TRUSTED_FILES` that existed then and was at most
+   * `TRUSTED_TEXT_LIMIT_BYTES`, by name. Absent in records written before texts were kept.
+   */
+  texts?: Record<string, string>;
 }
 
 interface TrustFile {
@@ -96,15 +119,28 @@ export function workspaceTrust(workspace: string, home: string = fenceHome()): W
  * the trust file.
  */
 function trustAgainst(key: string, recordOf: () => TrustRecord | undefined): WorkspaceTrust {
-  const current = fingerprint(key);
+  const current = fingerprint(key).hashes;
   const present = presentParts(key, current);
   const base = { workspace: key, present };
   if (present.length === 0) return { state: 'plain', ...base };
   const record = recordOf();
   if (!record) return { state: 'untrusted', ...base };
   const changed = changedFiles(record.files, current);
-  if (changed.length > 0) return { state: 'changed', ...base, changed, trustedAt: record.trustedAt };
+  if (changed.length > 0) return { state: 'changed', ...base, changed, trustedAt: record.trustedAt, earlier: earlierTexts(record, changed) };
   return { state: 'trusted', ...base, trustedAt: record.trustedAt };
+}
+
+/** What each changed file of `TRUSTED_FILES` among `changed` held when `record` was made. */
+function earlierTexts(record: TrustRecord, changed: readonly string[]): Record<string, EarlierText> {
+  const earlier: Record<string, EarlierText> = {};
+  for (const name of changed) {
+    if (!(TRUSTED_FILES as readonly string[]).includes(name)) continue;
+    const text = record.texts?.[name];
+    if (!(name in record.files)) earlier[name] = { kind: 'absent' };
+    else if (text !== undefined) earlier[name] = { kind: 'text', text };
+    else earlier[name] = { kind: 'not-kept', why: record.texts === undefined ? 'older-record' : 'too-large' };
+  }
+  return earlier;
 }
 
 /**
@@ -115,7 +151,8 @@ function trustAgainst(key: string, recordOf: () => TrustRecord | undefined): Wor
 export function trustWorkspace(workspace: string, home: string = fenceHome()): WorkspaceTrust {
   const key = realPath(workspace);
   const file = readTrustFile(home);
-  file.workspaces[key] = { trustedAt: new Date().toISOString(), files: fingerprint(key) };
+  const { hashes, texts } = fingerprint(key);
+  file.workspaces[key] = { trustedAt: new Date().toISOString(), files: hashes, texts };
   writeTrustFile(home, file);
   return workspaceTrust(key, home);
 }
@@ -152,25 +189,29 @@ const HASHED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
  * The sha256 of each covered file the workspace has, by name: `fence.toml`, `AGENTS.md`, and
  * the workspace files that `fence.toml`'s servers and tools name on their command lines (see
  * `projectCommandFiles`), by their path in the workspace. A file that cannot be read has none;
- * a named file over the size cap is recorded by its size alone.
+ * a named file over the size cap is recorded by its size alone. Beside them, the text of each
+ * file of `TRUSTED_FILES` of at most `TRUSTED_TEXT_LIMIT_BYTES`.
  */
-function fingerprint(workspace: string): Record<string, string> {
+function fingerprint(workspace: string): { hashes: Record<string, string>; texts: Record<string, string> } {
   const hashes: Record<string, string> = {};
+  const texts: Record<string, string> = {};
   let config: Buffer | undefined;
   for (const name of TRUSTED_FILES) {
     // Absent, a folder (the sandbox's placeholder), a pipe or device, too large or unreadable: nothing to trust there.
     const read = readRegularFile(join(workspace, name), HASHED_FILE_LIMIT_BYTES, 'follow');
-    if (read.kind === 'read') hashes[name] = createHash('sha256').update(read.bytes).digest('hex');
-    if (read.kind === 'read' && name === 'fence.toml') config = read.bytes;
+    if (read.kind !== 'read') continue;
+    hashes[name] = createHash('sha256').update(read.bytes).digest('hex');
+    if (read.bytes.length <= TRUSTED_TEXT_LIMIT_BYTES) texts[name] = read.bytes.toString('utf8');
+    if (name === 'fence.toml') config = read.bytes;
   }
-  if (!config) return hashes;
+  if (!config) return { hashes, texts };
   for (const path of projectCommandFiles(config.toString('utf8'), workspace)) {
     if (path in hashes) continue;
     const read = readRegularFile(join(workspace, path), HASHED_FILE_LIMIT_BYTES, 'follow');
     if (read.kind === 'read') hashes[path] = createHash('sha256').update(read.bytes).digest('hex');
     else if (read.kind === 'too-large') hashes[path] = `larger than ${HASHED_FILE_LIMIT_BYTES} bytes: ${read.size}`;
   }
-  return hashes;
+  return { hashes, texts };
 }
 
 /** What the workspace has of its own, in the order people read it. */
@@ -192,7 +233,9 @@ function readTrustFile(home: string): TrustFile {
     if (parsed && parsed.version === 1 && typeof parsed.workspaces === 'object' && parsed.workspaces !== null) {
       const workspaces: Record<string, TrustRecord> = {};
       for (const [path, record] of Object.entries(parsed.workspaces)) {
-        if (record && typeof record.trustedAt === 'string' && typeof record.files === 'object' && record.files !== null) workspaces[path] = record;
+        if (!record || typeof record.trustedAt !== 'string' || typeof record.files !== 'object' || record.files === null) continue;
+        const { texts, ...rest } = record;
+        workspaces[path] = isTextTable(texts) ? { ...rest, texts } : rest;
       }
       return { version: 1, workspaces };
     }
@@ -202,12 +245,17 @@ function readTrustFile(home: string): TrustFile {
   return { version: 1, workspaces: {} };
 }
 
+/** Whether a record's `texts` is what fence writes: an object of strings. */
+function isTextTable(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((text) => typeof text === 'string');
+}
+
 /** Writes the trust file through a temporary file, readable by the person alone. */
 function writeTrustFile(home: string, file: TrustFile): void {
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  makePrivateFolder(home);
   const path = trustFilePath(home);
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  writePrivateFile(temp, `${JSON.stringify(file, null, 2)}\n`);
   renameSync(temp, path);
 }
 
