@@ -10,6 +10,7 @@ import { bubblewrapSandbox, noSandbox, sandboxSupport, seatbeltSandbox, type OsS
 import { sandboxResourceLimits } from '../os-sandbox/resource-limits';
 import { startupFilesWithin } from '../os-sandbox/startup-files';
 import { credentialStorePaths } from '../os-sandbox/credential-stores';
+import { sandboxPackageSetup } from '../os-sandbox/package-caches';
 import { workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../os-sandbox/policy';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
@@ -61,10 +62,14 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   const outputs = sessionOutputsDir(options.fenceHome, options.sessionId);
   const made = mkdirSync(outputs, { recursive: true, mode: 0o700 });
   const report = (line: string) => process.stderr.write(`fence: ${line}\n`);
-  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(policy) : bubblewrapSandbox({ ...policy, replaced: replacedHostFolders('bubblewrap') }, support.path, {
+  // Package managers write to a cache folder of fence's own for the workspace, and work offline without a network.
+  const packages = sandboxPackageSetup(policy, { env: options.env ?? process.env, ...(options.home ? { home: options.home } : {}), passEnv: options.config.passEnv });
+  if (packages.warning !== undefined) report(packages.warning);
+  const sandbox = support.kind === 'seatbelt' ? seatbeltSandbox(packages.policy, packages.environment) : bubblewrapSandbox({ ...packages.policy, replaced: replacedHostFolders('bubblewrap') }, support.path, {
         report,
         gitGuardRecords: join(options.fenceHome, 'git-guard'),
         limits: sandboxResourceLimits(options.config),
+        environment: packages.environment,
       });
   return {
     sandbox: {

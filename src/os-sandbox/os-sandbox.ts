@@ -79,14 +79,14 @@ const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
  * `seatbeltProfile`), `TMPDIR` the session's own folder. No network proxy there yet: a list of
  * hosts means no network. Untested on a Mac.
  */
-export function seatbeltSandbox(policy: SandboxPolicy): OsSandbox {
+export function seatbeltSandbox(policy: SandboxPolicy, environment: Readonly<Record<string, string>> = {}): OsSandbox {
   const tempDir = makeOwnedTempDirNow('fence-sandbox-');
   const profiles = { pty: seatbeltProfile(policy, { tempDir, terminal: 'pty' }), none: seatbeltProfile(policy, { tempDir, terminal: 'none' }) };
   return {
     kind: 'seatbelt',
     policy,
     tempDir,
-    wrap: (command, args, options) => seatbeltCommand(profiles[options.terminal ?? 'none'], tempDir, command, args),
+    wrap: (command, args, options) => seatbeltCommand(profiles[options.terminal ?? 'none'], tempDir, command, args, environment),
     close: () => rmSync(tempDir, { recursive: true, force: true }),
   };
 }
@@ -210,7 +210,7 @@ export function noSandbox(policy: SandboxPolicy): OsSandbox {
 export function bubblewrapSandbox(
   policy: SandboxPolicy,
   bwrap: string,
-  options: { report?: (line: string) => void; gitGuardRecords?: string; limits?: SandboxResourceLimits } = {},
+  options: { report?: (line: string) => void; gitGuardRecords?: string; limits?: SandboxResourceLimits; environment?: Readonly<Record<string, string>> } = {},
 ): OsSandbox {
   // Named for this process: a later fence takes back the folder of one that was killed (kill -9, a crash).
   const tempDir = makeOwnedTempDirNow('fence-sandbox-');
@@ -228,6 +228,8 @@ export function bubblewrapSandbox(
     : undefined;
   const proxy = policy.network === false ? undefined : startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), networkRules(policy.network));
   const limits = options.limits ?? sandboxResourceLimits({});
+  // Variables every process inside gets (the package managers' caches and offline settings: `package-caches.ts`).
+  const setenv = Object.entries(options.environment ?? {}).flatMap(([name, value]) => ['--setenv', name, value]);
   let started = 0;
   let closed = false;
   let terminalFilter: string | undefined;
@@ -240,7 +242,7 @@ export function bubblewrapSandbox(
       terminalFilter ??= writeTerminalFilter(tempDir);
       const binds = (options.binds ?? []).flatMap((bind) => [bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path]);
       const limited = limitedCommand(limits, command, args);
-      const head = [...namespaceArgs(options.terminal), '--seccomp', String(FILTER_FD), ...mounts, ...binds, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
+      const head = [...namespaceArgs(options.terminal), '--seccomp', String(FILTER_FD), ...mounts, ...binds, ...setenv, '--setenv', 'TMPDIR', '/tmp', '--chdir', options.cwd];
       if (!proxy) return withFilter(terminalFilter, bwrap, [...head, '--', ...limited]);
       // The forwarder to the proxy starts first, and the command once it listens.
       const ready = `/tmp/.fence-proxy-ready-${process.pid}-${++started}`;

@@ -86,7 +86,11 @@ export function quote(text: string): string {
   return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
-/** The command line that runs `command args` under `profile`, with `TMPDIR` set to the session's temporary folder. */
-export function seatbeltCommand(profile: string, tempDir: string, command: string, args: readonly string[]): { command: string; args: string[] } {
-  return { command: '/usr/bin/sandbox-exec', args: ['-p', profile, '/usr/bin/env', `TMPDIR=${tempDir}`, command, ...args] };
+/**
+ * The command line that runs `command args` under `profile`, with `TMPDIR` set to the
+ * session's temporary folder and the variables of `environment` set.
+ */
+export function seatbeltCommand(profile: string, tempDir: string, command: string, args: readonly string[], environment: Readonly<Record<string, string>> = {}): { command: string; args: string[] } {
+  const variables = Object.entries(environment).map(([name, value]) => `${name}=${value}`);
+  return { command: '/usr/bin/sandbox-exec', args: ['-p', profile, '/usr/bin/env', ...variables, `TMPDIR=${tempDir}`, command, ...args] };
 }
