@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { SandboxPolicy } from '../os-sandbox/policy';
+import { packageManagerNote } from './package-manager-notes';
 
 /**
  * What a refusal of the OS sandbox looks like in a failed command's output: a write to a
@@ -33,7 +34,10 @@ export function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined)
       );
     }
   }
-  if (Array.isArray(sandbox.network)) {
+  // A package manager run offline for want of the network gets its own note, naming its registry.
+  const packages = packageManagerNote(output, sandbox);
+  if (packages !== undefined) notes.push(packages);
+  else if (Array.isArray(sandbox.network)) {
     if (NO_NETWORK.test(output) || PROXY_REFUSED.test(output)) {
       notes.push(`Note: the sandbox lets this session reach only ${sandbox.network.join(', ')}, through a proxy (HTTP_PROXY): programs that ignore the proxy have no network. Other hosts are for the user to allow ([sandbox] network in their config.toml).`);
     }
