@@ -108,6 +108,7 @@ export async function mcpServeCommand(options: McpServeOptions): Promise<number>
     id,
     model: 'none (fence mcp serve)',
     programsOnly: true,
+    startedAs: 'fence mcp serve',
     workspace: workspace.path,
     toolFormat: 'tool',
     tools: served.map((entry) => entry.tool.name),

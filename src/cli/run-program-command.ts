@@ -86,6 +86,7 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     id,
     model: 'none (fence run)',
     programsOnly: true,
+    startedAs: `fence run ${file}`,
     workspace: workspace.path,
     toolFormat: 'markdown',
     tools: toolset.eligible.map((t) => t.name),

@@ -12,8 +12,9 @@ const PIPED_WIDTH = 160;
 /**
  * `fence sessions list`: a header, then one line a session, newest first: its id, when it
  * started, its model, its requests and their cost (replies taken back by /undo included; `-`
- * when the model's prices are unknown), and its name or first prompt, cut to fit the terminal.
- * Returns the exit code.
+ * when the model's prices are unknown, `—` for a session that never asked a model), and its
+ * name, its first prompt, or the command that made it (`fence run lint.js`), cut to fit the
+ * terminal. Returns the exit code.
  */
 export function listSessionsCommand(): number {
   const sessions = listSessions(fenceHome());
@@ -29,7 +30,7 @@ export function listSessionsCommand(): number {
       session.createdAt.slice(0, 16).replace('T', ' '),
       session.model,
       String(usage.requests),
-      usage.costUsd === undefined ? '-' : dollars(usage.costUsd),
+      askedNoModel(session) ? '—' : usage.costUsd === undefined ? '-' : dollars(usage.costUsd),
       `${session.running ? '[running] ' : ''}${about(session)}`,
     ];
   });
@@ -43,10 +44,22 @@ export function listSessionsCommand(): number {
   return 0;
 }
 
-/** What a session is about, on one line: its name when it was given one besides its id, else its first prompt. */
+/**
+ * What a session is about, on one line: its name when it was given one besides its id, else
+ * its first prompt, else the command that made it (for a session made before that was
+ * recorded, the command its model names: `none (fence run)`).
+ */
 function about(session: SessionSummary): string {
   if (session.name && session.name !== session.id) return visibleLine(session.name);
-  return session.firstPrompt === undefined ? '(no prompt yet)' : visibleLine(session.firstPrompt).replace(/\s+/g, ' ').trim();
+  if (session.firstPrompt !== undefined) return visibleLine(session.firstPrompt).replace(/\s+/g, ' ').trim();
+  if (session.startedAs !== undefined) return visibleLine(session.startedAs);
+  if (session.programsOnly) return visibleLine(/^none \((.+)\)$/.exec(session.model)?.[1] ?? 'program runs');
+  return '(no prompt yet)';
+}
+
+/** Whether a session never asked a model anything: one of program runs, or one left before its first prompt. */
+function askedNoModel(session: SessionSummary): boolean {
+  return session.paid.length === 0 && (session.programsOnly === true || session.firstPrompt === undefined);
 }
 
 /** `text`, cut to `width` characters with an ellipsis. */

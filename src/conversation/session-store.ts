@@ -22,6 +22,11 @@ export interface SessionInfo {
    * spoke in it, so there is no conversation to go on with (`-r` passes it by).
    */
   programsOnly?: true;
+  /**
+   * The command that made a session no prompt started, as typed: `fence run lint.js`,
+   * `fence mcp serve`. Absent in sessions made before it was recorded.
+   */
+  startedAs?: string;
 }
 
 /** A log line that takes back the `undo` messages before it (see `SessionStore.undo`). */

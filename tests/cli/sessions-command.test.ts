@@ -1,5 +1,7 @@
-import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { FENCE_BIN, runFence, useCliRun } from '../support/run-cli';
@@ -84,6 +86,41 @@ describe('fence sessions list', () => {
     expect(lines[1]?.length).toBe(90);
     // No model prices for local/test: the cost is not made up.
     expect(lines[1]).toMatch(/local\/test\s+1\s+-\s+please/);
+  });
+
+  it('shows a fence run or mcp serve session by the command that made it, with no cost, and an older one by its model', { timeout: 60_000 }, async () => {
+    writeFileSync(join(cli.dirs.workspace, 'count.js'), '// intent: count the files\nreturn (await glob({ pattern: "*.js" })).length;\n');
+    const run = await runFence(['run', 'count.js'], { cwd: cli.dirs.workspace, env: { FENCE_HOME: cli.dirs.home } });
+    expect(run.exitCode).toBe(0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [FENCE_BIN, 'mcp', 'serve', '--tools'],
+      cwd: cli.dirs.workspace,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dirname(cli.dirs.workspace), FENCE_HOME: cli.dirs.home },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'Test Client', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      await client.callTool({ name: 'glob', arguments: { pattern: '*.js' } });
+    } finally {
+      await client.close();
+    }
+    // A session of program runs made before fence recorded the command: its model says which.
+    const old = join(cli.dirs.home, 'sessions', '20250101-000000-aaaaaa');
+    mkdirSync(old, { recursive: true });
+    writeFileSync(join(old, 'session.json'), JSON.stringify({ id: '20250101-000000-aaaaaa', model: 'none (fence run)', programsOnly: true, workspace: cli.dirs.workspace, toolFormat: 'markdown', tools: [], createdAt: '2025-01-01T00:00:00.000Z' }));
+
+    const list = await sessions(['list']);
+
+    expect(list.exitCode).toBe(0);
+    const lines = list.stdout.split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[1]).toMatch(/\snone \(fence mcp serve\)\s+0\s+—\s+fence mcp serve$/);
+    expect(lines[2]).toMatch(/\snone \(fence run\)\s+0\s+—\s+fence run count\.js$/);
+    expect(lines[3]).toMatch(/^20250101-000000-aaaaaa\s.*\s0\s+—\s+fence run$/);
+    expect(list.stdout).not.toContain('(no prompt yet)');
+    expect(list.stdout).not.toContain('$0.0000');
   });
 
   it('says so when there are no sessions', async () => {
