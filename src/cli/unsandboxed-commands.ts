@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { FenceConfig } from '../config/config';
 import { isWithin, realPathOf } from '../os-sandbox/policy';
+import { WORKSPACE_WORD } from '../processes/mcp-server-placement';
 
 /**
  * A command of the configuration that runs outside the sandbox (`sandbox = false`, honoured
@@ -15,21 +16,28 @@ export interface UnsandboxedCommand {
 
 /**
  * The commands of `config` that run outside the sandbox: each command tool and each stdio MCP
- * server with `sandbox = false`, with the folder it runs in (a tool's `cwd` from the
- * workspace, `~/` expanded; a server's, the workspace).
+ * server with `sandbox = false`, with the folder it runs in (its `cwd` from the workspace,
+ * `~/` expanded; absent, the workspace) and a server's `${workspace}` expanded.
  */
 export function unsandboxedCommands(config: Pick<FenceConfig, 'tools' | 'mcpServers'>, workspace: string, home: string = homedir()): UnsandboxedCommand[] {
   const commands: UnsandboxedCommand[] = [];
   for (const tool of Object.values(config.tools)) {
     if (tool.sandbox !== false) continue;
-    const cwd = tool.cwd === undefined ? workspace : resolve(workspace, tool.cwd === '~' ? home : tool.cwd.startsWith('~/') ? join(home, tool.cwd.slice(2)) : tool.cwd);
+    const cwd = tool.cwd === undefined ? workspace : resolve(workspace, expandHome(tool.cwd, home));
     commands.push({ words: tool.command, cwd });
   }
   for (const server of Object.values(config.mcpServers)) {
     if (server.sandbox !== false || !('command' in server)) continue;
-    commands.push({ words: [server.command, ...(server.args ?? [])], cwd: workspace });
+    // The workspace given as the folder a server works on (`${workspace}`) is not code it runs; a path below it is.
+    const args = (server.args ?? []).filter((arg) => arg !== WORKSPACE_WORD).map((arg) => arg.split(WORKSPACE_WORD).join(workspace));
+    commands.push({ words: [server.command, ...args], cwd: server.cwd === undefined ? workspace : resolve(workspace, expandHome(server.cwd, home)) });
   }
   return commands;
+}
+
+/** `~` and `~/…` in the home folder; anything else as it is. */
+function expandHome(path: string, home: string): string {
+  return path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : path;
 }
 
 /**

@@ -96,6 +96,7 @@ function buildSchemas(): ConfigFileSchemas {
     command: text.min(1, { error: 'must name the program that starts the server, e.g. "npx"' }).optional(),
     args: stringArray().optional(),
     env: stringTable('a table of strings, e.g. { API_TOKEN = "…" }').optional(),
+    cwd: text.min(1, { error: 'must name a folder, e.g. "~/mcp"' }).optional(),
     url: text.refine(isHttpUrl, { error: expected('an http:// or https:// URL') }).optional(),
     headers: stringTable('a table of strings, e.g. { Authorization = "Bearer …" }').optional(),
     callers: callersSchema.optional(),
@@ -110,7 +111,7 @@ function buildSchemas(): ConfigFileSchemas {
       } else if (table.command !== undefined && table.url !== undefined) {
         ctx.addIssue({ code: 'custom', path: ['url'], message: 'a server has either command or url, not both' });
       }
-      for (const key of ['args', 'env'] as const) {
+      for (const key of ['args', 'env', 'cwd'] as const) {
         if (table.url !== undefined && table[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'only a command server takes it; an HTTP server has url and headers' });
       }
       if (table.command !== undefined && table.headers !== undefined) {
@@ -124,7 +125,7 @@ function buildSchemas(): ConfigFileSchemas {
         ...(table.sandbox === undefined ? {} : { sandbox: table.sandbox }),
       };
       if (table.url !== undefined) return { url: table.url, ...(table.headers ? { headers: table.headers } : {}), ...common };
-      return { command: table.command ?? '', ...(table.args ? { args: table.args } : {}), ...(table.env ? { env: table.env } : {}), ...common };
+      return { command: table.command ?? '', ...(table.args ? { args: table.args } : {}), ...(table.env ? { env: table.env } : {}), ...(table.cwd === undefined ? {} : { cwd: table.cwd }), ...common };
     });
 
   const mcpShape = {

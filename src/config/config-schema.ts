@@ -67,8 +67,15 @@ interface McpServerCommon {
   callers?: ('direct' | 'program')[];
   /** Seconds one call may take. Absent: 60. */
   timeout?: number;
-  /** `false`: a stdio server runs outside the session's sandbox (honoured from the user's file only). */
+  /**
+   * `true`: a stdio server runs inside the session's sandbox; `false`: outside, even when it
+   * names paths the sandbox can write (honoured from the user's file only). Absent: a server of
+   * the user's file runs outside when nothing it runs can be written from the sandbox, one of a
+   * project's inside (see `mcp-server-placement.ts`).
+   */
   sandbox?: boolean;
+  /** Which file the entry came from, set as the files are merged; absent counts as a project's. */
+  source?: 'user' | 'project';
 }
 
 /** An MCP server fence starts as a subprocess and speaks to over its stdin and stdout. */
@@ -78,6 +85,8 @@ export interface McpStdioServerConfig extends McpServerCommon {
   args?: string[];
   /** Variables set for the server besides the minimal environment. */
   env?: Record<string, string>;
+  /** Working folder (`~/` expanded, relative to the workspace). Absent: the home folder outside the sandbox, the workspace inside. */
+  cwd?: string;
 }
 
 /** An MCP server reached over streamable HTTP. */

@@ -201,7 +201,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: Nod
     policy: [...tagRules(user.policy, 'user'), ...tagRules(project.policy, 'project')],
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
-    mcpServers: { ...user.mcpServers, ...projectServers },
+    mcpServers: { ...fromSource(user.mcpServers, 'user'), ...fromSource(projectServers, 'project') },
     providers: mergeProviders(user.providers, project.providers),
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
@@ -282,6 +282,11 @@ function tighterLimit<K extends string>(key: K, user: number | undefined, projec
   if (project !== undefined && project <= current) return { [key]: project } as { [P in K]?: number };
   if (project !== undefined) ignored.push(`${PROJECT_CONFIG_FILE}: [sandbox] ${name} = ${project} ignored: a project can lower a limit, not raise it`);
   return user === undefined ? {} : ({ [key]: user } as { [P in K]?: number });
+}
+
+/** Each server marked with the file it came from (a project's stays inside the sandbox, see `McpServerConfig.sandbox`). */
+function fromSource(servers: Record<string, McpServerConfig> | undefined, source: 'user' | 'project'): Record<string, McpServerConfig> {
+  return Object.fromEntries(Object.entries(servers ?? {}).map(([name, server]) => [name, { ...server, source }]));
 }
 
 /** A project's tools or servers with `sandbox = false` taken back (noted in `ignored`): only the user's file can take one out. */

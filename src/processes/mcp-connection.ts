@@ -1,11 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from '../config/config-schema';
+import type { McpServerConfig, McpStdioServerConfig } from '../config/config-schema';
 import type { OsSandbox } from '../os-sandbox/os-sandbox';
+import { DetachedStdioTransport } from './detached-stdio-transport';
+import { placeServer, type Placement } from './mcp-server-placement';
+import { failureHint, stderrTail } from './server-failure';
 import { visibleText } from './visible-text';
 
 /** Seconds a call (and start-up, and listing) may take when the server's config names no `timeout`. */
@@ -39,28 +42,41 @@ export type McpConnectResult = { ok: true } | { ok: false; error: string };
 /** The server's tools, or why they could not be listed. */
 export type McpListResult = { ok: true; tools: McpToolInfo[] } | { ok: false; error: string };
 
+/**
+ * The session's OS sandbox as a connection uses it: `wrap` starts a server inside; `policy`
+ * (its writable paths) and `tempDir` tell where a server of the user's own may run outside
+ * (see `placeServer`). Without `policy`, every stdio server runs inside.
+ */
+export type McpSandbox = Pick<OsSandbox, 'wrap'> & Partial<Pick<OsSandbox, 'policy' | 'tempDir'>>;
+
 /** Where and how to start a server. */
 export interface McpConnectionOptions {
   /** The server's name in the config, for messages. */
   name: string;
   config: McpServerConfig;
-  /** Working folder of a stdio server (the workspace). */
+  /**
+   * The workspace: a stdio server inside the sandbox (or with no sandbox) runs there unless its
+   * entry names a `cwd`; every stdio server gets it as `FENCE_WORKSPACE` and for `${workspace}`.
+   */
   cwd: string;
   /** Told when the server says its list of tools changed (MCP's `notifications/tools/list_changed`). */
   onToolsChanged?: () => void;
-  /** The session's OS sandbox: a stdio server runs inside it unless its entry says `sandbox = false`. */
-  sandbox?: Pick<OsSandbox, 'wrap'>;
+  /** The session's OS sandbox (see `McpSandbox` and `placeServer`); absent: every server runs as it is, in the workspace. */
+  sandbox?: McpSandbox;
+  /** The person's home folder, where a server outside the sandbox runs by default. Absent: the process's. */
+  home?: string;
+  /**
+   * Told, once per connection, why a server of the user's own runs inside the sandbox after
+   * all (one sentence, no `fence:` prefix). Absent: written to stderr.
+   */
+  onNote?: (line: string) => void;
 }
 
 /** Variables a stdio server gets from fence's environment; anything else only from its `env` table. */
 const BASE_ENV = ['PATH', 'HOME', 'LANG', 'TMPDIR'] as const;
 
-/** Variables the SDK would add on its own; set to undefined so that spawn leaves them out. */
-const SDK_DEFAULT_ENV = ['LOGNAME', 'SHELL', 'USER'] as const;
-
-/** Characters of a server's stderr kept for messages, and the lines of it quoted. */
+/** Characters of a server's stderr kept for messages. */
 const STDERR_KEEP_CHARS = 8192;
-const STDERR_TAIL_LINES = 5;
 
 /** Pages of `tools/list` read at most, so a server that always gives a cursor cannot loop us. */
 const MAX_LIST_PAGES = 100;
@@ -78,6 +94,7 @@ interface Live {
   pid?: number;
   exit?: { code: number | null; signal: NodeJS.Signals | null };
   exited?: Promise<void>;
+  onExit?: () => void;
 }
 
 /**
@@ -85,9 +102,11 @@ interface Live {
  *
  * - `connect()` starts the server (or reaches it) and runs MCP's initialisation; calls made at
  *   the same time share one attempt, and a connected server is not started again.
- * - A stdio server runs in `cwd` with a minimal environment (`PATH`, `HOME`, `LANG`, `TMPDIR`,
- *   `TERM=dumb`, then its `env` table); its stderr is never shown on the terminal, only its
- *   last lines are kept for messages.
+ * - A stdio server runs inside the session's sandbox or outside it, as `placeServer` decides at
+ *   each start, in a session of its own on pipes (no controlling terminal), with a minimal
+ *   environment (`PATH`, `HOME`, `LANG`, `TMPDIR`, `TERM=dumb`, its `env` table, then
+ *   `FENCE_WORKSPACE`); its stderr is never shown on the terminal, only its last lines are kept
+ *   for messages, with a hint when the cause is recognised (see `failureHint`).
  * - A server that exits or closes the connection fails the calls in flight with a message that
  *   says so (`server finance exited (code 1) during get_members: <stderr tail>`); the next call
  *   starts it again.
@@ -103,7 +122,12 @@ export class McpConnection {
   readonly name: string;
   private readonly config: McpServerConfig;
   private readonly cwd: string;
-  private readonly sandbox: Pick<OsSandbox, 'wrap'> | undefined;
+  private readonly sandbox: McpSandbox | undefined;
+  private readonly home: string;
+  private readonly onNote: (line: string) => void;
+  private noted = false;
+  /** Where the current or last stdio server ran. */
+  private placement: Placement | undefined;
   private readonly timeoutMs: number;
   private readonly startTimeoutMs: number;
   private attempt: Promise<{ live: Live } | { error: string }> | undefined;
@@ -117,7 +141,9 @@ export class McpConnection {
     this.config = options.config;
     this.cwd = options.cwd;
     this.onToolsChanged = options.onToolsChanged;
-    this.sandbox = options.config.sandbox === false ? undefined : options.sandbox;
+    this.sandbox = options.sandbox;
+    this.home = options.home ?? homedir();
+    this.onNote = options.onNote ?? ((line) => process.stderr.write(`fence: ${line}\n`));
     this.timeoutMs = (options.config.timeout ?? DEFAULT_MCP_TIMEOUT_SECONDS) * 1000;
     this.startTimeoutMs = Math.max(this.timeoutMs, MIN_START_TIMEOUT_MS);
   }
@@ -153,7 +179,7 @@ export class McpConnection {
       }
       return { ok: true, tools };
     } catch (error) {
-      return { ok: false, error: this.describeFailure(error, outcome.live, 'while listing its tools') };
+      return { ok: false, error: this.describeFailure(error, outcome.live, 'list') };
     }
   }
 
@@ -174,7 +200,7 @@ export class McpConnection {
       };
     } catch (error) {
       if (signal.aborted) return failed(`${name} was interrupted`);
-      return failed(this.describeFailure(error, outcome.live, `during ${name}`));
+      return failed(this.describeFailure(error, outcome.live, { call: name }));
     }
   }
 
@@ -209,11 +235,18 @@ export class McpConnection {
     };
     const onToolsChanged = this.onToolsChanged;
     if (onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged());
-    const transport = this.makeTransport(live);
+    let transport: Transport;
+    try {
+      transport = this.makeTransport(live);
+    } catch (error) {
+      // The sandbox could not be had (its filter cannot be made here).
+      this.attempt = undefined;
+      return { error: `server ${this.name} could not be started in the sandbox: ${visibleText(errorText(error))}` };
+    }
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });
     } catch (error) {
-      const message = this.describeFailure(error, live, 'before it answered');
+      const message = this.describeFailure(error, live, 'start');
       await client.close().catch(() => undefined);
       this.attempt = undefined; // the next call tries again
       return { error: message };
@@ -227,65 +260,95 @@ export class McpConnection {
       const headers = this.config.headers ?? {};
       return new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers } });
     }
-    const args = this.config.args ?? [];
-    const line = this.sandbox ? this.sandbox.wrap(this.config.command, args, { cwd: this.cwd, terminal: 'none' }) : { command: this.config.command, args };
-    const transport = new StdioClientTransport({
+    const env = stdioEnv(this.config.env ?? {}, this.cwd);
+    const placement = this.place(this.config, env.PATH ?? '');
+    this.placement = placement;
+    if (placement.where === 'inside' && placement.reason !== undefined && !this.noted) {
+      this.noted = true;
+      this.onNote(`MCP server ${this.name} runs inside the sandbox: ${placement.reason}. Set sandbox = true in its entry to say so, or sandbox = false to run it outside anyway.`);
+    }
+    const line =
+      placement.where === 'inside' && this.sandbox
+        ? this.sandbox.wrap(placement.command, placement.args, { cwd: placement.cwd, terminal: 'none' })
+        : { command: placement.command, args: placement.args };
+    if (placement.where === 'outside') {
+      if (!isFolder(placement.cwd)) throw new Error(`its working folder ${placement.cwd} does not exist`);
+      env.PATH = placement.path;
+    }
+    return new DetachedStdioTransport({
       command: line.command,
       args: line.args,
-      env: stdioEnv(this.config.env ?? {}),
-      cwd: this.cwd,
-      stderr: 'pipe',
-    });
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
-    });
-    // The SDK does not tell how the process ended; its child is watched right after the spawn.
-    const start = transport.start.bind(transport);
-    transport.start = async () => {
-      await start();
-      const child = (transport as unknown as { _process?: ChildProcess })._process;
-      if (!child) return;
-      if (child.pid !== undefined) live.pid = child.pid;
-      live.exited = new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          live.exit = { code: child.exitCode, signal: child.signalCode };
-          resolve();
-          return;
-        }
-        child.once('exit', (code, signal) => {
-          live.exit = { code, signal };
-          resolve();
+      env,
+      // bubblewrap itself starts in the workspace and moves to the server's folder inside.
+      cwd: placement.where === 'inside' && this.sandbox ? this.cwd : placement.cwd,
+      onStderr: (chunk) => {
+        this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
+      },
+      onStart: (pid) => {
+        live.pid = pid;
+        live.exited = new Promise((resolve) => {
+          live.onExit = resolve;
         });
-      });
-    };
-    return transport;
+      },
+      onExit: (exit) => {
+        live.exit = exit;
+        live.onExit?.();
+      },
+    });
   }
 
-  /** One message for a request that failed, saying whether the server went away. */
-  private describeFailure(error: unknown, live: Live, when: string): string {
-    const tail = this.stderrTail();
+  /**
+   * Where the stdio server of `config` runs now (see `placeServer`): with no sandbox, as
+   * written, in the workspace; with a sandbox that does not tell its writable paths, inside.
+   */
+  private place(config: McpStdioServerConfig, path: string): Placement {
+    const input = { workspace: this.cwd, home: this.home, writable: [] as string[], path };
+    if (!this.sandbox) return placeServer({ ...input, config: { ...config, sandbox: false } });
+    const policy = this.sandbox.policy;
+    if (!policy) return placeServer({ ...input, config: { ...config, sandbox: true } });
+    const writable = [...policy.writable, ...(this.sandbox.tempDir ? [this.sandbox.tempDir] : [])];
+    return placeServer({ ...input, config, writable });
+  }
+
+  /**
+   * One message for a request that failed, saying whether the server went away: a sentence,
+   * the last lines of the server's stderr, and on a line of its own a hint when the cause is
+   * recognised (see `failureHint`).
+   */
+  private describeFailure(error: unknown, live: Live, when: 'start' | 'list' | { call: string }): string {
+    const during = when === 'start' ? 'before it answered' : when === 'list' ? 'while listing its tools' : `during ${when.call}`;
+    const tail = stderrTail(this.stderr);
     const quoted = tail ? `: ${tail}` : '';
+    const said = (text: string) => this.withHint(text, `${errorText(error)}\n${this.stderr}`);
     if (live.exit) {
       const how = live.exit.signal ? `was killed by ${live.exit.signal}` : `exited (code ${live.exit.code})`;
-      return `server ${this.name} ${how} ${when}${quoted}`;
+      return said(`server ${this.name} ${how} ${during}${quoted}`);
     }
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      const limit = when === `before it answered` || when === 'while listing its tools' ? this.startTimeoutMs : this.timeoutMs;
-      return `server ${this.name} did not answer within ${limit / 1000} s ${when}`;
+      if (when === 'start') return said(`server ${this.name} did not answer within ${this.startTimeoutMs / 1000} s of starting${quoted}`);
+      if (when === 'list') return said(`server ${this.name} did not list its tools within ${this.startTimeoutMs / 1000} s${quoted}`);
+      return said(`server ${this.name} did not answer ${when.call} within ${this.timeoutMs / 1000} s`);
     }
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-      return `server ${this.name} closed the connection ${when}${quoted}`;
+      return said(`server ${this.name} closed the connection ${during}${quoted}`);
     }
     const code = (error as NodeJS.ErrnoException | undefined)?.code;
-    if (code === 'ENOENT' && 'command' in this.config) return `server ${this.name}: command "${this.config.command}" not found`;
-    if (code === 'EACCES' && 'command' in this.config) return `server ${this.name}: command "${this.config.command}" cannot be run (permission denied)`;
-    return `server ${this.name} failed ${when}: ${visibleText(errorText(error))}${quoted}`;
+    if (code === 'ENOENT' && 'command' in this.config) return `server ${this.name} did not start: command "${this.config.command}" not found`;
+    if (code === 'EACCES' && 'command' in this.config) return `server ${this.name} did not start: command "${this.config.command}" cannot be run (permission denied)`;
+    return said(`server ${this.name} failed ${during}: ${visibleText(errorText(error))}${quoted}`);
   }
 
-  /** The last lines of the server's stderr, made visible: messages quote them, and they reach the terminal. */
-  private stderrTail(): string {
-    const lines = this.stderr.split('\n').map((line) => line.trimEnd()).filter((line) => line !== '');
-    return visibleText(lines.slice(-STDERR_TAIL_LINES).join('\n'));
+  /** `message`, with the hint for what was `said` (the error and the server's stderr) on a line of its own when there is one. */
+  private withHint(message: string, said: string): string {
+    const placement = this.placement;
+    if (!placement || !('command' in this.config)) return message;
+    const hint = failureHint(said, {
+      command: placement.command,
+      args: placement.args,
+      inside: placement.where === 'inside',
+      fromProject: this.config.source !== 'user',
+    });
+    return hint ? `${message}\n${hint}` : message;
   }
 }
 
@@ -302,20 +365,28 @@ function failed(message: string): McpCallResult {
 }
 
 /**
- * The environment of a stdio server: the base variables that are set, `TERM=dumb`, then its
- * own table. The SDK adds a few variables of its own (`LOGNAME`, `SHELL`, `USER`); they are
- * given as undefined, which `child_process.spawn` leaves out.
+ * The environment of a stdio server: the base variables that are set, `TERM=dumb`, its own
+ * table, then `FENCE_WORKSPACE`, the session's workspace. Nothing else of fence's.
  */
-function stdioEnv(own: Record<string, string>): Record<string, string> {
-  const env: Record<string, string | undefined> = {};
-  for (const key of SDK_DEFAULT_ENV) env[key] = undefined;
+function stdioEnv(own: Record<string, string>, workspace: string): Record<string, string> {
+  const env: Record<string, string> = {};
   for (const key of BASE_ENV) {
     const value = process.env[key];
     if (value !== undefined) env[key] = value;
   }
   env.TERM = 'dumb';
   Object.assign(env, own);
-  return env as Record<string, string>;
+  env.FENCE_WORKSPACE = workspace;
+  return env;
+}
+
+/** Whether `path` is a folder (links followed). */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

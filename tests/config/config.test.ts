@@ -537,6 +537,7 @@ headers = { Authorization = "Bearer abc" }
 
 [mcp.servers.plain]
 command = "plain-server"
+cwd = "~/servers"
 `,
     });
     expect(result).toMatchObject({
@@ -548,7 +549,8 @@ command = "plain-server"
         },
       },
     });
-    if ('config' in result) expect(result.config.mcpServers.plain).toEqual({ command: 'plain-server' });
+    // Marked with the file it came from: a project's server stays inside the sandbox.
+    if ('config' in result) expect(result.config.mcpServers.plain).toEqual({ command: 'plain-server', cwd: '~/servers', source: 'project' });
   });
 
   it("takes the project's table over the user's for the same server name, whole", async () => {
@@ -557,7 +559,8 @@ command = "plain-server"
       project: '[mcp.servers.a]\nurl = "http://localhost:9000/mcp"\n',
     });
     expect(result).toMatchObject({ config: { mcpServers: { a: { url: 'http://localhost:9000/mcp' }, b: { command: 'user-b' } } } });
-    if ('config' in result) expect(result.config.mcpServers.a).toEqual({ url: 'http://localhost:9000/mcp' });
+    if ('config' in result) expect(result.config.mcpServers.a).toEqual({ url: 'http://localhost:9000/mcp', source: 'project' });
+    if ('config' in result) expect(result.config.mcpServers.b).toEqual({ command: 'user-b', source: 'user' });
   });
 
   it('needs exactly one of command and url, and keys that fit the transport', async () => {
@@ -586,7 +589,7 @@ command = "plain-server"
 
   it('refuses unknown keys, naming the known ones, and bad server names', async () => {
     expect(await projectError('[mcp.servers.x]\ncommand = "a"\nargv = []\n')).toBe(
-      'fence.toml: mcp.servers.x: unknown key "argv" (known keys: command, args, env, url, headers, callers, timeout, sandbox)',
+      'fence.toml: mcp.servers.x: unknown key "argv" (known keys: command, args, env, cwd, url, headers, callers, timeout, sandbox)',
     );
     expect(await projectError('[mcp.server.x]\ncommand = "a"\n')).toBe('fence.toml: mcp: unknown key "server" (known keys: servers)');
     expect(await projectError('[mcp.servers."my server"]\ncommand = "a"\n')).toBe('fence.toml: mcp.servers."my server": a server name is letters, digits, _ and -, e.g. finance');

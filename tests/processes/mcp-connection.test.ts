@@ -64,7 +64,7 @@ describe('McpConnection', () => {
     const keys = JSON.parse(text(result)) as string[];
     expect(keys).toContain('FINANCE_TOKEN');
     expect(keys).toContain('PATH');
-    const allowed = new Set(['PATH', 'HOME', 'LANG', 'TMPDIR', 'TERM', 'FINANCE_TOKEN']);
+    const allowed = new Set(['PATH', 'HOME', 'LANG', 'TMPDIR', 'TERM', 'FINANCE_TOKEN', 'FENCE_WORKSPACE']);
     // node itself may add a variable or two of its own (e.g. for the loader); nothing of ours leaks.
     expect(keys.filter((key) => !allowed.has(key) && !key.startsWith('NODE_'))).toEqual([]);
     expect(keys).not.toContain('USER');
@@ -85,7 +85,7 @@ describe('McpConnection', () => {
   it('stops a call at its timeout, and one whose signal aborts', async () => {
     const connection = connect(mcpTestServer([], { timeout: 0.3 }));
     const slow = await connection.callTool('sleep', { ms: 5000 }, signal());
-    expect(slow.failure).toBe('server finance did not answer within 0.3 s during sleep');
+    expect(slow.failure).toBe('server finance did not answer sleep within 0.3 s');
     const other = connect();
     await other.connect();
     const controller = new AbortController();
@@ -101,9 +101,9 @@ describe('McpConnection', () => {
     const failing = await connect(mcpTestServer(['--fail-start'])).connect();
     expect(failing).toEqual({ ok: false, error: 'server finance exited (code 3) before it answered: finance: no FINANCE_TOKEN given' });
     const missing = await connect({ command: 'fence-no-such-mcp-server' }, 'ghost').listTools();
-    expect(missing).toEqual({ ok: false, error: 'server ghost: command "fence-no-such-mcp-server" not found' });
+    expect(missing).toEqual({ ok: false, error: 'server ghost did not start: command "fence-no-such-mcp-server" not found' });
     const call = await connect({ command: 'fence-no-such-mcp-server' }, 'ghost').callTool('x', {}, signal());
-    expect(call.failure).toBe('server ghost is not available: server ghost: command "fence-no-such-mcp-server" not found');
+    expect(call.failure).toBe('server ghost is not available: server ghost did not start: command "fence-no-such-mcp-server" not found');
   });
 
   it('stops the process on close, more than once, and refuses calls afterwards', async () => {
