@@ -13,6 +13,7 @@ import { COMPLETE_TOOL, completionText } from '../tools/complete';
 import { runToolUse, type ToolRunOutcome } from '../tools/run-tool-use';
 import { plural } from '../tools/text-file';
 import { toolSchemas } from './system-prompt';
+import type { ToolNotices } from './joined-tools';
 import { compactedView, compactionEnd, summarize } from './compaction';
 import { fitToWindow } from './context-window';
 import { prepareCalls, replyMessage, type PreparedCall } from './reply-message';
@@ -54,6 +55,11 @@ export interface AgentOptions {
   maxNudges?: number;
   /** Watches each tool call for repeats; its nudges go to the model, its stop ends the run. */
   loopDetector?: LoopWatch;
+  /**
+   * Tools that joined or left the registry after the session opened (see `JoinedTools`): what
+   * it gives before a request is appended as a system message, so the model reads it first.
+   */
+  toolNotices?: ToolNotices;
   /** The model's context window: every request is kept inside it (absent: no limit is known). */
   context?: ContextOptions;
   /**
@@ -164,8 +170,8 @@ export class Agent {
   /** Set when a summary failed: the run goes on with cut requests rather than asking again each step. */
   private summaryFailedAt: number | undefined;
   private readonly format: ToolFormat;
-  /** The tool definitions sent with every request, in the native format. */
-  private readonly tools: ToolSchema[] | undefined;
+  /** The tool definitions sent with requests in the native format, and the registry version they were made from. */
+  private definitions: { version: number; tools: ToolSchema[] } | undefined;
   private readonly scanner: (() => ToolStreamScanner) | undefined;
   /** Whether the first-use costs of the step after a reply were paid already (see `warmUpReplyPath`). */
   private warmedUp = false;
@@ -174,7 +180,6 @@ export class Agent {
   constructor(private readonly options: AgentOptions) {
     this.format = options.format ?? 'markdown';
     const { registry } = options;
-    this.tools = this.format === 'tool' ? toolSchemas(registry.tools) : undefined;
     this.scanner =
       this.format === 'markdown' ? () => new MarkdownStreamScanner(registry.isTool) : this.format === 'xml' ? () => new XmlStreamScanner() : undefined;
     this.llm = options;
@@ -258,10 +263,13 @@ export class Agent {
       if (spent) return spent;
       this.turns += 1;
       onEvent?.({ type: 'turn', turn: this.turns });
+      const joined = this.options.toolNotices?.take();
+      if (joined) store.append(createMessage('system', joined));
       const messages = await this.requestMessages();
       if ('error' in messages) return { status: 'error', error: messages.error };
       const reasoning = this.reasoningLevel;
-      const request = { model: this.llm.model, messages, ...(this.tools ? { tools: this.tools } : {}), ...(reasoning ? { reasoning } : {}) };
+      const tools = this.toolDefinitions();
+      const request = { model: this.llm.model, messages, ...(tools ? { tools } : {}), ...(reasoning ? { reasoning } : {}) };
       let warming: AbortController | undefined;
       if (!this.warmedUp) {
         this.warmedUp = true;
@@ -385,6 +393,14 @@ export class Agent {
     store.append(outcome.message);
     onEvent?.({ type: 'compaction', message: outcome.message });
     return { ok: true, message: outcome.message };
+  }
+
+  /** The native tool definitions of the registry's tools now (made again only when they changed); undefined in other formats. */
+  private toolDefinitions(): ToolSchema[] | undefined {
+    if (this.format !== 'tool') return undefined;
+    const { registry } = this.options;
+    if (this.definitions?.version !== registry.version) this.definitions = { version: registry.version, tools: toolSchemas(registry.tools) };
+    return this.definitions.tools;
   }
 
   /** Adds a reply's usage to the run's tokens and cost. */

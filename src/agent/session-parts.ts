@@ -4,6 +4,7 @@ import type { PolicyRule } from '../policy/admit';
 import type { ToolContext } from '../tools/define-tool';
 import type { ToolRegistry } from '../tools/registry';
 import type { AgentOptions } from './agent';
+import type { ToolNotices } from './joined-tools';
 
 /**
  * A session with its tools and runtimes, ready for an Agent: what the command line's wiring
@@ -18,6 +19,8 @@ export interface OpenSession {
   /** Admission rules from the config, for the model's own calls too. */
   rules: readonly PolicyRule[];
   toolContext: ToolContext;
+  /** Tells the model of tools that joined after the session opened (MCP servers still starting then); see `JoinedTools`. */
+  toolNotices?: ToolNotices;
   /**
    * Puts back the files the file tools wrote from log position `from` on (see
    * `FileCheckpoints.restore`), through the file tools' checked writes, so a file the
@@ -32,7 +35,13 @@ export interface OpenSession {
   close(options?: { exiting?: boolean }): Promise<void>;
 }
 
-/** What an Agent takes from an open session: its tools, log, tools' context and rules. */
-export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules'> {
-  return { registry: session.registry, store: session.store, toolContext: session.toolContext, rules: session.rules };
+/** What an Agent takes from an open session: its tools, log, tools' context, rules and notices of tools that joined. */
+export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules' | 'toolNotices'> {
+  return {
+    registry: session.registry,
+    store: session.store,
+    toolContext: session.toolContext,
+    rules: session.rules,
+    ...(session.toolNotices ? { toolNotices: session.toolNotices } : {}),
+  };
 }

@@ -51,7 +51,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   ];
   if (format !== 'tool') {
     // Tools with no block form (registered tools meant for programs) appear in ptc's declarations.
-    sections.push('# Tools', ...modelTools(input.tools, format).map((tool) => describeTool(tool, format)));
+    sections.push('# Tools', ...modelTools(input.tools, format).map((tool) => toolSection(tool, format)));
   }
   sections.push(
     '# Context',
@@ -66,8 +66,11 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   return sections.join('\n\n');
 }
 
-/** One tool's section of the prompt; a brief tool's has only its heading, description and form. */
-function describeTool(tool: ToolSpec, format: ToolFormat): string {
+/**
+ * One tool's section of the prompt in markdown or XML: heading, description, form,
+ * instructions and an example; a brief tool's has only its heading, description and form.
+ */
+export function toolSection(tool: ToolSpec, format: ToolFormat): string {
   const tags = tool.blockTypes.length > 1 ? ` (tags: ${tool.blockTypes.join(', ')})` : '';
   const form = callForm(tool, format);
   if (tool.brief) {

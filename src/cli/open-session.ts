@@ -13,12 +13,13 @@ import type { CellResult, PythonKernel } from '../processes/python-kernel';
 import type { ToolFormat } from '../parse/tool-use';
 import type { SandboxMode } from '../os-sandbox/policy';
 import { visibleText } from '../processes/visible-text';
-import type { PythonCells, ToolContext, ToolSpec } from '../tools/define-tool';
+import type { PythonCells, ToolContext } from '../tools/define-tool';
 import { admittedRestore } from '../tools/admitted-restore';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
 import { agentsFileFor } from './agents-file';
-import { startMcpServers } from './mcp-servers';
+import { openMcpServers, type LiveMcpServers } from './mcp-servers';
+import { followMcpServers } from './session-mcp-tools';
 import { unsandboxedCommands } from './unsandboxed-commands';
 import { describeSandbox, openSessionSandbox } from './session-sandbox';
 import { sandboxStartProblem, startShell, type StartingShell } from './starting-shell';
@@ -35,12 +36,14 @@ import { buildToolset, sessionTools } from './toolset';
  * anything else is awaited: most runs use it, and its start-up then overlaps building the
  * session and the first model request, so that it is ready when a model that answers at once
  * asks for it. In an OS sandbox, the session does not open until bash is up there: a sandbox
- * that cannot start throws, with bwrap's reason (see `sandboxStartProblem`). The tools of the config's MCP servers join the
- * registry before the system prompt is written: from the cache of listed tools (the server
- * then starts on its first call), or by starting the servers, all at once (see
- * `connectMcpServers`); a server that fails is left out with one line on stderr (`warn`), and
- * the servers stop with `close()`. The approved saved programs of the user and the project
- * join as tools too (see `approvedPrograms`).
+ * that cannot start throws, with bwrap's reason (see `sandboxStartProblem`). No MCP server is
+ * waited for (see `openMcpServers`): the tools of those in the cache of listed tools are in the
+ * registry before the system prompt is written (the server starts on its first call); the
+ * others start now and their tools join once listed — the registry takes them, and the model
+ * is told before its next request (`toolNotices`, see `followMcpServers`). A server that fails
+ * costs one line (`warn`) when it fails; the servers stop with `close()`, those still starting
+ * without being waited for. The approved saved programs of the user and the project join as
+ * tools too (see `approvedPrograms`).
  */
 export async function openSession(options: {
   home: string;
@@ -94,14 +97,15 @@ export async function openSession(options: {
   const untrusted = options.config.trust && trustNotice(options.config.trust);
   if (untrusted) warn(untrusted);
   for (const line of options.config.sandbox.ignored) warn(`fence: ${line}`);
-  let mcp: Awaited<ReturnType<typeof startMcpServers>>;
+  let mcp: LiveMcpServers;
   try {
-    mcp = await startMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') }, shell.sandbox.kind === 'none' ? undefined : shell.sandbox);
+    // No server is waited for: those not in the cache start now and join the session once they have listed their tools.
+    const sandbox = shell.sandbox.kind === 'none' ? undefined : shell.sandbox;
+    mcp = await openMcpServers(options.config, options.workspace, { dir: join(options.home, 'mcp-tools') }, sandbox, (line) => warn(`fence: ${line}`));
   } catch (error) {
     await shell.close();
     throw error;
   }
-  for (const problem of mcp.problems) warn(`fence: ${problem}`);
   // Started before the servers, so mostly ready by now: a sandbox that cannot start ends the session here.
   const notStarted = await sandboxStartProblem(shell);
   if (notStarted) {
@@ -109,20 +113,19 @@ export async function openSession(options: {
     throw new Error(notStarted);
   }
   try {
-    return openWithTools(options, id, shell, mcp.tools, mcp.close, warn);
+    return openWithTools(options, id, shell, mcp, warn);
   } catch (error) {
     await Promise.all([mcp.close(), shell.close()]);
     throw error;
   }
 }
 
-/** The rest of `openSession`, once the MCP servers' tools are known. */
+/** The rest of `openSession`, with the MCP servers' tools known so far (the others join later, see `followMcpServers`). */
 function openWithTools(
   options: Parameters<typeof openSession>[0],
   id: string,
   shell: StartingShell,
-  mcpTools: readonly ToolSpec[],
-  closeMcp: () => Promise<void>,
+  mcp: LiveMcpServers,
   warn: (line: string) => void,
 ): OpenSession {
   // A project's programs only from a workspace the person trusts (see `workspaceTrust`).
@@ -130,11 +133,11 @@ function openWithTools(
   const programs = approvedPrograms(programRoots(options.home, options.workspace).filter((root) => trusted || root.scope !== 'project'), options.home);
   // Where program runs write their traces: the session's folder, and a fork's once it goes on in one.
   const traceSession = { id, dir: join(options.home, 'sessions', id) };
-  const toolset = buildToolset(options.config, traceSession, mcpTools, programs);
+  const toolset = buildToolset(options.config, traceSession, mcp.tools, programs);
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
   const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto);
-  const registry = new ToolRegistry(tools);
+  const registry = new ToolRegistry(tools, mcp.absent);
   const info = {
     model: options.modelId,
     workspace: options.workspace,
@@ -152,7 +155,8 @@ function openWithTools(
     const restarted = newRuntimesNotice(store.log);
     if (restarted) store.append(createMessage('system', restarted, { meta: { notice: 'new_runtimes' } }));
     // The system prompt stays as it was: the model is told which tools came and went since.
-    const notice = before ? toolChangeNotice(before, tools, info.toolFormat) : undefined;
+    // Tools of a server still starting are not gone: they are told of when it joins.
+    const notice = before ? toolChangeNotice(before.filter((name) => !mcp.mayList(name)), tools, info.toolFormat) : undefined;
     if (notice) store.append(createMessage('system', notice));
   } else {
     store = SessionStore.create(options.home, { id, ...(options.name ? { name: options.name } : {}), ...info });
@@ -180,7 +184,27 @@ function openWithTools(
     ...(options.confirm ? { confirm: options.confirm } : {}),
     ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
   };
-  const bridge = new PythonToolBridge(programTools(eligible, toolContext, rules), traceSession);
+  const pythonTools = programTools(eligible, toolContext, rules);
+  const bridge = new PythonToolBridge(pythonTools, traceSession);
+  const toolNotices = followMcpServers(mcp, {
+    config: options.config,
+    traceSession,
+    programs,
+    format: options.format ?? 'markdown',
+    auto: options.auto === true,
+    toolset,
+    registry,
+    pythonTools,
+    toolContext,
+    recordTools: (names) => {
+      try {
+        store.updateInfo({ tools: names });
+      } catch {
+        // A store closed with the session: nothing to record.
+      }
+    },
+    warn,
+  });
   const startPython = async (): Promise<PythonCells> => {
     kernel ??= import('../processes/python-kernel').then(({ PythonKernel }) =>
       PythonKernel.start({
@@ -215,12 +239,13 @@ function openWithTools(
     registry,
     rules,
     toolContext,
+    toolNotices,
     ...(checkpoints ? { restoreFiles: (from: number) => checkpoints.restore(from, admittedRestore(toolContext, rules)) } : {}),
     async close(closeOptions = {}) {
       if (closed) return;
       closed = true;
       const runtimes = { waitForExit: closeOptions.exiting !== true };
-      await Promise.all([shell.close(runtimes), kernel?.then((python) => python.close(runtimes), () => undefined), closeMcp()]);
+      await Promise.all([shell.close(runtimes), kernel?.then((python) => python.close(runtimes), () => undefined), mcp.close()]);
       store.close();
     },
   };

@@ -73,20 +73,23 @@ export function createCallTool(tools: readonly ToolSpec[], format: ToolFormat = 
 /**
  * The tool a call names and its arguments: an object as given (natively), or read from the
  * body (the same lenient JSON reading as native calls: a small repair is fine, an array or a
- * string is not). Or the error the model gets: no such tool, a tool only for programs or (in
+ * string is not). A tool of an MCP server still starting is waited for (until `signal`
+ * aborts). Or the error the model gets: no such tool (or why its server has none), a tool only for programs or (in
  * markdown and XML) with a block of its own, or JSON that cannot be read.
  */
 export async function resolveCall(
   input: Record<string, unknown>,
   registry: ToolRegistry,
   format: ToolFormat,
+  signal: AbortSignal = new AbortController().signal,
 ): Promise<{ spec: ToolSpec; input: Record<string, unknown> } | { error: string }> {
   const name = typeof input.tool === 'string' ? input.tool.trim() : '';
   const targets = callableByCall(registry.tools, format);
   const names = targets.map((tool) => tool.name).join(', ');
   if (!name) return { error: `Name the tool after the tag: ${CALL_TOOL} <tool>, then its JSON arguments in the body. The tools: ${names}.` };
-  const spec = registry.get(name);
-  if (!spec) return { error: `There is no tool named "${name}" to call. The tools a ${CALL_TOOL} block reaches: ${names}.` };
+  // A tool of an MCP server still starting: the call waits for the server.
+  const spec = await registry.arriving(name, signal);
+  if (!spec) return { error: registry.whyAbsent(name) ?? `There is no tool named "${name}" to call. The tools a ${CALL_TOOL} block reaches: ${names}.` };
   if (!spec.callers.includes('direct')) return { error: `${name} can only be called from a program (a ptc block).` };
   if (format !== 'tool' && spec.blockTypes.length > 0) {
     return { error: `${name} has a block of its own: write it as ${format === 'xml' ? `<${spec.blockTypes[0]}>` : `\`\`\`${spec.blockTypes[0]}`}, not through ${CALL_TOOL}.` };

@@ -53,15 +53,16 @@ export async function runToolUse(
   ctx: ToolContext,
   options: ToolRunOptions,
 ): Promise<ToolRunOutcome> {
-  let spec = use.format === 'tool' ? registry.get(use.tool) : registry.forTag(use.tool);
-  if (!spec) return { tool: use.tool, result: { output: noSuchTool(use.tool, registry, use.format), isError: true } };
+  // A native call may name a tool of an MCP server still starting: it waits for the server.
+  let spec = use.format === 'tool' ? await registry.arriving(use.tool, ctx.signal) : registry.forTag(use.tool);
+  if (!spec) return { tool: use.tool, result: { output: registry.whyAbsent(use.tool) ?? noSuchTool(use.tool, registry, use.format), isError: true } };
   if (!spec.callers.includes('direct')) {
     return { tool: spec.name, result: { output: `${spec.name} can only be called from a program (a ptc block).`, isError: true } };
   }
   let input = use.kwargs ?? blockInput(spec, use);
   if (spec.name === CALL_TOOL) {
     // A call runs as the tool it names, so admission, the log and the chat see that tool.
-    const resolved = await resolveCall(input, registry, use.format);
+    const resolved = await resolveCall(input, registry, use.format, ctx.signal);
     if ('error' in resolved) return { tool: CALL_TOOL, result: { output: resolved.error, isError: true } };
     ({ spec, input } = resolved);
   }

@@ -12,10 +12,16 @@ function systemPromptOf(index: number): string {
   return cli.server.requests[index]?.body.instructions ?? '';
 }
 
-/** A fence.toml in the test's workspace that starts the test MCP server as `calc`. */
-function configureCalc(): void {
-  writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer() } } }));
+/**
+ * A fence.toml in the test's workspace that starts the test MCP server as `calc` (with `args`),
+ * trusted, and its tools listed by `fence mcp list`: a session takes them from the cache, so
+ * the first request has them (a server not listed yet joins later, see mcp-late-*.test.ts).
+ */
+async function configureCalc(args: string[] = []): Promise<void> {
+  writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(args) } } }));
   cli.trust();
+  const listed = await runFence(['mcp', 'list'], { cwd: cli.dirs.workspace, env: cli.env(), timeoutMs: 60_000 });
+  expect(listed.exitCode).toBe(0);
 }
 
 function fence(args: string[]) {
@@ -24,7 +30,7 @@ function fence(args: string[]) {
 
 describe('a session with an MCP server', () => {
   it('lets the model call a server tool natively, and sends the tool as a definition', { timeout: 60_000 }, async () => {
-    configureCalc();
+    await configureCalc();
     cli.server.reply((r) => r.toolCall('calc_get_sum', { a: 2, b: 3 })).reply((r) => r.text('2 + 3 = 5.'));
     const run = await fence(['--tool-format', 'tool', 'add 2 and 3']);
     expect(run.stderr).not.toContain('did not start');
@@ -39,7 +45,7 @@ describe('a session with an MCP server', () => {
   });
 
   it('lets the model call a server tool with a call block in markdown, which the prompt explains', { timeout: 60_000 }, async () => {
-    configureCalc();
+    await configureCalc();
     cli.server.reply((r) => r.text('```call calc_get_sum\n{"a": 2, "b": 5}\n```')).reply((r) => r.text('2 + 5 = 7.'));
     const run = await fence(['add 2 and 5']);
     expect(run.exitCode).toBe(0);
@@ -51,7 +57,7 @@ describe('a session with an MCP server', () => {
   });
 
   it("answers a server crash mid-call as the call's result, and the session finishes", { timeout: 60_000 }, async () => {
-    configureCalc();
+    await configureCalc();
     cli.server
       .reply((r) => r.toolCall('calc_crash', {}))
       .reply((r) => r.toolCall('calc_get_sum', { a: 1, b: 1 }))
@@ -67,8 +73,7 @@ describe('a session with an MCP server', () => {
   });
 
   it('lists 50 server tools by name, describes one on demand and lets a program call it', { timeout: 60_000 }, async () => {
-    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--many', '50']) } } }));
-    cli.trust();
+    await configureCalc(['--many', '50']);
     cli.server
       .reply((r) => r.text('```describe calc_tool_7\n```'))
       .reply((r) => r.text('```ptc\n// intent: try tool 7\nprint(await calc_tool_7({ x: "a" }));\n```'))
@@ -87,8 +92,7 @@ describe('a session with an MCP server', () => {
   });
 
   it('counts 400 server tools instead of defining them, and lets the model call one natively through call', { timeout: 60_000 }, async () => {
-    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), stringify({ mcp: { servers: { calc: mcpTestServer(['--many', '400']) } } }));
-    cli.trust();
+    await configureCalc(['--many', '400']);
     cli.server.reply((r) => r.toolCall('call', { tool: 'calc_tool_250', arguments: { x: 'a' } })).reply((r) => r.text('Tool 250 works.'));
     const run = await fence(['--tool-format', 'tool', 'try tool 250']);
     expect(run.exitCode).toBe(0);
