@@ -3,7 +3,7 @@ import type { ToolUse } from '../parse/tool-use';
 import { visibleLine, visibleName, visibleText } from '../processes/visible-text';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 import { MarkdownStream } from './markdown-stream';
-import { useWords } from './progress-renderer';
+import { calledTool, runEnding } from './called-tool';
 import { Spinner } from './spinner';
 import { truncateToWidth, type Style } from './terminal-style';
 
@@ -118,7 +118,7 @@ export class ChatView {
         this.print(this.#markdown.finish());
         this.#toolStarted = Date.now();
         if (event.use.format === 'tool') this.printLines([this.#callLine(event.use)]);
-        this.busy(`running ${visibleName(event.use.tool)}`);
+        this.busy(`running ${visibleName(calledTool(event.use).tool)}`);
         break;
       case 'tool_end':
         this.#spinner.stop();
@@ -149,12 +149,12 @@ export class ChatView {
   /** A tool run as lines: the status line, then its output folded to head and tail. */
   toolLines(use: ToolUse, outcome: ToolRunOutcome, elapsedMs: number): string[] {
     const { style } = this;
-    const failed = outcome.result.isError === true;
-    const mark = outcome.declined ? style.yellow('✗') : failed ? style.red('✗') : style.green('✓');
-    const words = visibleName(useWords(use).join(' '));
-    const status = outcome.declined ? 'declined' : failed ? 'failed' : '';
+    const ending = runEnding(outcome);
+    const mark = ending === 'done' ? style.green('✓') : ending === 'failed' ? style.red('✗') : style.yellow('✗');
+    const words = visibleName(calledTool(use).words.join(' '));
+    const status = ending === 'done' ? '' : ending === 'failed' ? style.red(ending) : style.yellow(ending);
     const time = outcome.declined ? '' : style.dim(seconds(elapsedMs));
-    const head = [mark, style.bold(visibleName(outcome.tool)), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status ? style.red(status) : '', time];
+    const head = [mark, style.bold(visibleName(outcome.tool)), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status, time];
     const lines = [head.filter(Boolean).join(' ')];
     if (outcome.declined) return lines;
     return [...lines, ...this.outputLines(outcome.result.output)];
@@ -178,8 +178,9 @@ export class ChatView {
 
   /** The line of a native call, which the reply's text does not show. */
   #callLine(use: ToolUse): string {
-    const words = visibleName(useWords(use).join(' '));
-    const tool = visibleName(use.tool);
+    const called = calledTool(use);
+    const words = visibleName(called.words.join(' '));
+    const tool = visibleName(called.tool);
     return `${this.style.cyan('●')} ${this.style.bold(tool)}${words ? ` ${truncateToWidth(words, this.width - tool.length - 4)}` : ''}`;
   }
 

@@ -1,14 +1,15 @@
 import type { AgentEvent } from '../agent/agent';
-import type { ToolUse } from '../parse/tool-use';
 import { VisibleTextStream, visibleLine, visibleName, visibleText } from '../processes/visible-text';
+import { calledTool, runEnding } from './called-tool';
 
 /** How much of a tool's output the progress display shows (the model gets more). */
 const SHOWN_OUTPUT_LINES = 12;
 
 /**
  * Writes the agent's progress as plain text: the model's thinking (after a `[thinking]` mark,
- * on lines of its own), streamed reply text, each tool run with a short excerpt of its output,
- * retries. Used for stderr in one-shot mode, where stdout is kept for the final answer. All
+ * on lines of its own), streamed reply text, each tool run with a short excerpt of its output
+ * (between `[running <tool> <words>]` and `[<tool> done]`, `failed` or `interrupted`, the tool
+ * named as the model called it: the one a `call` names), retries. Used for stderr in one-shot mode, where stdout is kept for the final answer. All
  * text from the model and the tools is made visible first (see `visibleText`), whether stderr is
  * a terminal or a file that will be shown on one later: it cannot drive the terminal.
  */
@@ -60,18 +61,19 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         newline();
         write(`[connection lost mid-reply; asking again: ${visibleLine(event.reason)}]\n`);
         break;
-      case 'tool_start':
+      case 'tool_start': {
         endStreamed();
         newline();
-        write(`[running ${visibleName([event.use.tool, ...useWords(event.use)].join(' '))}]\n`);
+        const called = calledTool(event.use);
+        write(`[running ${visibleName([called.tool, ...called.words].join(' '))}]\n`);
         break;
+      }
       case 'tool_end': {
         const lines = visibleText(event.outcome.result.output).split('\n');
         const shown = lines.slice(0, SHOWN_OUTPUT_LINES).map((line) => `  ${line}`);
         if (lines.length > SHOWN_OUTPUT_LINES) shown.push(`  … (${lines.length - SHOWN_OUTPUT_LINES} more lines)`);
         const tool = visibleName(event.outcome.tool);
-        const mark = event.outcome.result.isError ? `[${tool} failed]` : `[${tool} done]`;
-        write(`${shown.join('\n')}\n${mark}\n`);
+        write(`${shown.join('\n')}\n[${tool} ${runEnding(event.outcome)}]\n`);
         break;
       }
       case 'compaction':
@@ -86,14 +88,4 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         break;
     }
   };
-}
-
-/**
- * The words that tell calls of a tool apart: a block's args, or for a native call its first
- * short one-line string argument (a path, a pattern, a command).
- */
-export function useWords(use: ToolUse): string[] {
-  if (use.format !== 'tool') return use.args;
-  const first = Object.values(use.kwargs ?? {}).find((value) => typeof value === 'string' && value.length <= 80 && !value.includes('\n'));
-  return typeof first === 'string' ? [first] : [];
 }
