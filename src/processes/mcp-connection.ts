@@ -298,14 +298,20 @@ export class McpConnection {
   }
 
   /**
-   * Where the stdio server of `config` runs now (see `placeServer`): with no sandbox, as
-   * written, in the workspace; with a sandbox that does not tell its writable paths, inside.
+   * Where the stdio server of `config` runs now (see `placeServer`). With no sandbox (mode
+   * `off`, none available, `fence mcp list`) the same choice of folder is made against the
+   * workspace, so a server of the user's own runs in the home folder there too, and one that
+   * runs workspace code in the workspace, with no sandbox to run in. With a sandbox that does
+   * not tell its writable paths: inside.
    */
   private place(config: McpStdioServerConfig, path: string): Placement {
-    const input = { workspace: this.cwd, home: this.home, writable: [] as string[], path };
-    if (!this.sandbox) return placeServer({ ...input, config: { ...config, sandbox: false } });
+    const input = { workspace: this.cwd, home: this.home, path };
+    if (!this.sandbox) {
+      const placement = placeServer({ ...input, config, writable: [this.cwd] });
+      return placement.where === 'inside' ? { where: 'inside', command: placement.command, args: placement.args, cwd: placement.cwd } : { ...placement, path };
+    }
     const policy = this.sandbox.policy;
-    if (!policy) return placeServer({ ...input, config: { ...config, sandbox: true } });
+    if (!policy) return placeServer({ ...input, config: { ...config, sandbox: true }, writable: [] });
     const writable = [...policy.writable, ...(this.sandbox.tempDir ? [this.sandbox.tempDir] : [])];
     return placeServer({ ...input, config, writable });
   }
@@ -345,7 +351,7 @@ export class McpConnection {
     const hint = failureHint(said, {
       command: placement.command,
       args: placement.args,
-      inside: placement.where === 'inside',
+      inside: placement.where === 'inside' && this.sandbox !== undefined,
       fromProject: this.config.source !== 'user',
     });
     return hint ? `${message}\n${hint}` : message;
