@@ -144,10 +144,8 @@ describe.skipIf(bubblewrapMissing)("a stdio MCP server of the user's own config,
     const npmrcRan = join(rig().outside, 'npmrc-ran');
     // Session 1: the model plants a package of the server's name in node_modules, with its
     // .bin link, and an .npmrc whose node-options load its code into every node npm starts.
-    const plantedServer = [
-      `require('node:fs').writeFileSync(${JSON.stringify(planted)}, 'ran');`,
-      whereServerSource('planted').split('\n').slice(1).join('\n'),
-    ].join('\n');
+    const [shebang, ...body] = whereServerSource('planted').split('\n');
+    const plantedServer = [shebang, `require('node:fs').writeFileSync(${JSON.stringify(planted)}, 'ran');`, ...body].join('\n');
     script(rig(), [
       block(
         'shell',
