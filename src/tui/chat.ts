@@ -24,6 +24,7 @@ import { dollars, sessionUsage, shortCount } from './session-usage';
 import { isSlashCommand, runSlashCommand, type ChatCommandContext } from './slash-commands';
 import { colorEnabled, createStyle } from './terminal-style';
 import { briefHistory } from './transcript';
+import { wrapHanging, wrapUnder } from './word-wrap';
 
 /** Everything the chat starts from, as the command line and config gave it. */
 export interface ChatSetup {
@@ -302,7 +303,8 @@ async function warmUp(provider: Provider, model: string): Promise<void> {
 
 /**
  * The first lines: the session, model and keys, the saved programs offered, and for a resumed
- * session the end of its conversation.
+ * session the end of its conversation. Wrapped to `width` at word boundaries, each
+ * continuation line indented under its text.
  */
 function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style: ReturnType<typeof createStyle>, width: number): string[] {
   const lines: string[] = [];
@@ -312,10 +314,10 @@ function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style:
     lines.push('');
   }
   const asks = setup.yes ? 'tools run without asking (-y)' : 'asks before changing anything';
-  lines.push(`${style.bold('fence')} ${style.dim(`· ${modelId} · session ${session.store.id} · ${asks}`)}`);
+  lines.push(...wrapUnder(`${style.bold('fence')} `, 'fence '.length, `· ${modelId} · session ${session.store.id} · ${asks}`, width, style.dim));
   const programs = session.registry.tools.filter((tool) => tool.group === SAVED_PROGRAMS_GROUP).map((tool) => tool.name);
-  if (programs.length > 0) lines.push(style.dim(`saved programs offered as tools: ${programs.join(', ')}`));
-  lines.push(style.dim('/help for commands · Ctrl-C stops a reply · Ctrl-D leaves'));
+  if (programs.length > 0) lines.push(...wrapHanging(`saved programs offered as tools: ${programs.join(', ')}`, width, 2, style.dim));
+  lines.push(...wrapHanging('/help for commands · Ctrl-C stops a reply · Ctrl-D leaves', width, 2, style.dim));
   return lines;
 }
 

@@ -15,6 +15,7 @@ import { runToolUse } from '../tools/run-tool-use';
 import type { ChatView } from './chat-view';
 import { dollars, sessionUsage, shortCount } from './session-usage';
 import { exportMarkdown, fullLog } from './transcript';
+import { wrapUnder } from './word-wrap';
 
 /** What a slash command works with. */
 export interface ChatCommandContext {
@@ -100,19 +101,41 @@ export async function runSlashCommand(line: string, ctx: ChatCommandContext): Pr
   return {};
 }
 
+/** Narrowest room for the summaries beside the commands that all commands must leave for one column beside each. */
+const SUMMARY_MIN_COLUMNS = 24;
+
+/**
+ * `/help`: each command and what it does, then the keys and the answers to a confirmation,
+ * wrapped to the terminal at word boundaries, each continuation line indented under its text.
+ * The summaries make a column beside the commands; when some commands would leave it less
+ * than `SUMMARY_MIN_COLUMNS`, the column is placed after the commands of at most a third of
+ * the width, and a wider command has its summary on the line below, in the same column.
+ */
 function help(ctx: ChatCommandContext): void {
-  const { style } = ctx.view;
-  const width = Math.max(...COMMANDS.map((c) => `/${c.name} ${c.usage ?? ''}`.length));
-  const lines = COMMANDS.map((c) => `  ${style.cyan(`/${c.name} ${c.usage ?? ''}`.padEnd(width))}  ${c.summary}`);
-  lines.push(`  ${style.cyan('/<tool> <input>'.padEnd(width))}  run a tool yourself, e.g. /shell ls; the model sees the result`);
+  const { style, width: columns } = ctx.view;
+  const rows = [...COMMANDS.map((c) => ({ usage: `/${c.name} ${c.usage ?? ''}`.trimEnd(), summary: c.summary })), { usage: '/<tool> <input>', summary: 'run a tool yourself, e.g. /shell ls; the model sees the result' }];
+  const lengths = rows.map((row) => row.usage.length);
+  const widest = Math.max(...lengths);
+  const fitting = columns - widest - 4 >= SUMMARY_MIN_COLUMNS ? lengths : lengths.filter((length) => length <= Math.floor(columns / 3));
+  // With no command narrow enough, every summary goes under its command, a little indented.
+  const width = fitting.length > 0 ? Math.max(...fitting) : 0;
+  const lines: string[] = [];
+  for (const row of rows) {
+    if (row.usage.length <= width) {
+      lines.push(...wrapUnder(`  ${style.cyan(row.usage.padEnd(width))}  `, width + 4, row.summary, columns));
+      continue;
+    }
+    lines.push(...wrapUnder('  ', 2, row.usage, columns, style.cyan), ...wrapUnder(' '.repeat(Math.max(4, width + 4)), Math.max(4, width + 4), row.summary, columns));
+  }
+  const item = (text: string) => wrapUnder('  ', 2, text, columns);
   lines.push(
     '',
     style.bold('Keys'),
-    '  Enter sends · a line ending with \\ , Alt-Enter or a paste adds lines · Up/Down walk the history',
-    '  Ctrl-C stops the reply or the tool under way; at an empty prompt, twice (or Ctrl-D) leaves',
+    ...item('Enter sends · a line ending with \\ , Alt-Enter or a paste adds lines · Up/Down walk the history'),
+    ...item('Ctrl-C stops the reply or the tool under way; at an empty prompt, twice (or Ctrl-D) leaves'),
     '',
     style.bold('Confirmations'),
-    '  y run it · n do not (n <reason> tells the model why) · e edit it in $EDITOR first · a yes to all in this session',
+    ...item('y run it · n do not (n <reason> tells the model why) · e edit it in $EDITOR first · a yes to all in this session'),
   );
   ctx.view.printLines(lines);
 }
