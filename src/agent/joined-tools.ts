@@ -79,7 +79,8 @@ export function joinedToolsNotice(changes: readonly ServerChange[], added: reado
   const callOnly = registered.filter((tool) => !tool.callers.includes('program') && tool.callers.includes('direct'));
   if (callOnly.length > 0) lines.push('', `Only a ${CALL_TOOL} block can call:`, ...callOnlyListing(callOnly));
   const direct = registered.find((tool) => tool.callers.includes('direct'));
-  if (direct) lines.push('', `Call one directly with a ${CALL_TOOL} block (the name after the tag, its JSON arguments as the body):`, renderCall(direct, direct.example, format));
+  // A new `call` block's section shows a call already.
+  if (direct && !blocks.some((tool) => tool.name === CALL_TOOL)) lines.push('', `Call one directly with a ${CALL_TOOL} block (the name after the tag, its JSON arguments as the body):`, renderCall(direct, direct.example, format));
   if (gone.length > 0) lines.push('', `No longer offered, not to be called: ${gone.join(', ')}.`);
   return lines.join('\n').trim();
 }
