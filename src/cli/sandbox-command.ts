@@ -7,7 +7,7 @@ import { trustNotice } from '../config/trust';
 import { fenceHome } from '../config/paths';
 import { credentialStorePaths } from '../os-sandbox/credential-stores';
 import { bubblewrapSandbox, sandboxSupport } from '../os-sandbox/os-sandbox';
-import type { SandboxMode } from '../os-sandbox/policy';
+import type { SandboxMode, SandboxPolicy } from '../os-sandbox/policy';
 import { sessionPolicy } from './session-sandbox';
 import { resolveWorkspace } from './workspace';
 
@@ -56,7 +56,9 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   // The credential stores are many: those this machine has are named, the others counted.
   const absent = policy.denied.filter((path) => !existsSync(path));
   out(`denied: ${policy.denied.filter((path) => existsSync(path)).map(shown).join(', ') || 'nothing present here'}${absent.length > 0 ? `; and ${absent.length} more credential stores and paths, absent here (see docs/sandbox.md)` : ''}`);
-  out(`protected: ${policy.protected.map((path) => path.slice(workspace.path.length + 1)).join(', ')}`);
+  const inWorkspace = (path: string) => (path.startsWith(`${workspace.path}/`) ? path.slice(workspace.path.length + 1) : shown(path));
+  out(`protected: ${policy.protected.map(inWorkspace).join(', ')}`);
+  out(`git: ${describeRepository(policy, shown)}`);
   out(`network: ${policy.network === true ? "on, through fence's proxy (public addresses only)" : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
   if (support.kind !== 'bubblewrap') return support.kind === 'none' ? 1 : 0;
 
@@ -111,6 +113,22 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   } finally {
     sandbox.close();
   }
+}
+
+/**
+ * The repository holding the workspace, for the `git:` line: where its root is, and whether
+ * git may write its data in its git folder (in the workspace, or outside it: a monorepo's
+ * package, a worktree, a submodule).
+ */
+function describeRepository(policy: SandboxPolicy, shown: (path: string) => string): string {
+  const repository = policy.git?.repository;
+  if (repository === undefined) return 'no repository holds the workspace (git init is for you to run, outside fence)';
+  const root = repository.root === policy.workspace ? `${shown(repository.root)} (the workspace)` : shown(repository.root);
+  const folders = repository.gitFolders.map(shown).join(' and ');
+  if (!repository.access.writable) return `repository ${root}; its git folder ${folders || shown(repository.gitDir)} stays read-only: ${repository.access.reason}, so git add and commit fail in the sandbox`;
+  const where = folders === '' ? 'in the workspace' : folders;
+  if (policy.mode !== 'workspace-write') return `repository ${root}; its git folder ${where} is read-only in this mode`;
+  return `repository ${root}; its git folder ${where} is writable for git's data (objects, refs, the index), its hooks and config read-only`;
 }
 
 /** How long one probe may take. */

@@ -12,6 +12,7 @@ import { startupFilesWithin } from '../os-sandbox/startup-files';
 import { credentialStorePaths } from '../os-sandbox/credential-stores';
 import { sandboxPackageSetup } from '../os-sandbox/package-caches';
 import { workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../os-sandbox/policy';
+import { surveyWorkspaceGit } from '../os-sandbox/workspace-git';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
 export interface SessionSandboxOptions {
@@ -113,8 +114,10 @@ function removeIfNeverStarted(outputs: string, firstMade: string): void {
 /**
  * The rules of a session's sandbox: the workspace and the user's `writable` paths are
  * writable; keys, credentials, fence's data (but for this session's outputs) and fence's
- * configuration folder are denied, with the configuration's `deny_read`; fence's
- * configuration and git's hooks and config in the workspace are protected, and so are the
+ * configuration folder are denied, with the configuration's `deny_read`; the git folders of
+ * the repository holding the workspace, when they lie outside it and belong to it, are
+ * writable for git's data (see `findEnclosingRepository`); fence's configuration and git's
+ * hooks and config in the workspace and in those git folders are protected, and so are the
  * shell, git and desktop start-up files of the home folder that a writable path holds (see
  * `STARTUP_FILES_IN_HOME`), and the workspace code that commands run outside the sandbox (see
  * `unsandboxedCodePaths`).
@@ -128,14 +131,18 @@ export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMo
   const startup = options.mode === 'workspace-write' ? startupFilesWithin(resolve(home), writable) : [];
   // What `sandbox = false` entries run from the workspace: the model must not rewrite code that runs with the user's access.
   const runOutside = options.mode === 'workspace-write' ? unsandboxedCodePaths(options.unsandboxed ?? [], writable) : [];
+  const git = existsSync(workspace) ? surveyWorkspaceGit(workspace, { home, env: options.env ?? process.env, writable }) : undefined;
+  // The repository holding the workspace keeps its git folders outside it (a monorepo's package, a worktree, a submodule): git writes its data there, its hooks and config stay protected.
+  const gitData = git?.repository?.access.writable ? git.repository.gitFolders : [];
   return {
     mode: options.mode,
     workspace,
-    writable,
+    writable: [...writable, ...gitData],
     denied: [...credentialStorePaths(home, options.env ?? process.env), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)],
     readable: [sessionOutputsDir(resolve(options.fenceHome), options.sessionId)],
-    protected: [...(existsSync(workspace) ? workspaceProtectedPaths(workspace) : []), ...startup, ...runOutside],
+    protected: [...(git ? workspaceProtectedPaths(workspace, git) : []), ...startup, ...runOutside],
     network: options.config.network,
+    ...(git ? { git } : {}),
   };
 }
 

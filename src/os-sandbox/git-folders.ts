@@ -47,7 +47,7 @@ export function findGitFolders(workspace: string, maxFolders = MAX_WALKED_FOLDER
     if (seen.has(path)) return;
     seen.add(path);
     found.folders.push({ path, kind });
-    addInside(path, add);
+    gitFoldersInside(path, add);
   };
   let level = [workspace];
   let walked = 0;
@@ -90,8 +90,11 @@ function gitEntry(path: string, entry: Dirent, workspace: string, found: FoundGi
   if (target !== undefined && (target === workspace || target.startsWith(`${workspace}${sep}`)) && isFolder(target)) add(target, 'gitdir-target');
 }
 
-/** The submodules' and worktrees' git folders inside the git folder `git`. */
-function addInside(git: string, add: (path: string, kind: GitFolder['kind']) => void): void {
+/**
+ * Hands `add` the submodules' git folders under `modules/` (at any depth, as submodule names
+ * may hold `/`) and the worktrees' under `worktrees/` of the git folder `git`.
+ */
+export function gitFoldersInside(git: string, add: (path: string, kind: GitFolder['kind']) => void): void {
   const modules = (folder: string, depth: number) => {
     if (depth > MAX_MODULE_DEPTH) return;
     for (const entry of readEntries(folder) ?? []) {

@@ -22,6 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { gitFolderRisk } from './git-folder-risk';
 import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders';
 import { processExists } from './owned-temp-dir';
+import { GIT_REDIRECTS, gitFoldersOf, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
+
+export { GIT_REDIRECTS } from './workspace-git';
 
 /**
  * The git guard undoes, after a sandboxed session, what the sandbox could not refuse and what
@@ -60,15 +63,21 @@ export interface GitGuardRecord {
   /** Protected paths that were links, and where they led. */
   links: { path: string; target: string }[];
   /**
+   * Git folders outside the workspace that the sandbox lets git write in (the repository
+   * holding the workspace: a monorepo's `.git`, a worktree's or a submodule's folder): they and
+   * the submodules' and worktrees' folders inside them are swept with the workspace. Absent in
+   * records of earlier versions.
+   */
+  outside?: string[];
+  /** The git folder whose index the workspace's `git add` writes, when it is not `<workspace>/.git`. */
+  gitDir?: string;
+  /**
    * Empty folders the sandbox made to hold the place of protected paths that did not exist
    * (`fence.toml`, `.fence`), outermost first: removed, when still empty, once the session's
    * fence is gone (its own close removes them when it ends normally).
    */
   placeholders: string[];
 }
-
-/** What a git folder may hold that points git at config or hooks elsewhere. */
-export const GIT_REDIRECTS: readonly string[] = ['commondir', 'config.worktree'];
 
 /** The suffix of what a sweep moves aside. */
 const DISABLED = '.disabled-by-fence';
@@ -78,14 +87,23 @@ const MAX_WATCHED = 256;
 
 /**
  * What `workspace` holds now: its git folders and their redirects, its `.git` files, and which
- * of `protectedPaths` and of its `.git` entries are links.
+ * of `protectedPaths` and of its `.git` entries are links; with the git folders of the
+ * repository holding it that `git` says to guard. `git` is the survey the session's policy was
+ * made from (one walk for both); without it the workspace is surveyed now.
  */
-export function recordGitState(workspace: string, protectedPaths: readonly string[], placeholders: readonly string[] = []): GitGuardRecord & { truncated: boolean } {
-  const found = findGitFolders(workspace);
+export function recordGitState(
+  workspace: string,
+  protectedPaths: readonly string[],
+  placeholders: readonly string[] = [],
+  git: WorkspaceGit = surveyWorkspaceGit(workspace),
+): GitGuardRecord & { truncated: boolean } {
+  const found = git.found;
+  const outside = git.guarded.length > 0 ? { outside: [...git.guarded], ...(git.repository ? { gitDir: git.repository.gitDir } : {}) } : {};
   return {
     workspace,
     placeholders: [...placeholders],
     pid: process.pid,
+    ...outside,
     folders: found.folders.map((folder) => ({
       path: folder.path,
       redirects: GIT_REDIRECTS.filter((name) => exists(join(folder.path, name))),
@@ -113,6 +131,8 @@ export function sweepGitState(record: GitGuardRecord, report: (line: string) => 
   for (const link of record.links) restoreLink(link, report);
   const known = new Map(record.folders.map((folder) => [folder.path, folder]));
   const found = findGitFolders(record.workspace);
+  const inWorkspace = new Set(found.folders.map((folder) => folder.path));
+  found.folders.push(...gitFoldersOf(record.outside ?? [], record.gitDir).filter((folder) => !inWorkspace.has(folder.path)));
   const folders = new Set(found.folders.map((folder) => folder.path));
   for (const { path } of found.folders) {
     const before = known.get(path);
@@ -213,6 +233,8 @@ export interface GitGuardOptions {
   placeholders?: readonly string[];
   /** The policy's protected paths: those that are links are put back if replaced. */
   protectedPaths: readonly string[];
+  /** The survey the policy was made from (see `recordGitState`); without it, the workspace is surveyed again. */
+  git?: WorkspaceGit;
   /** Where records are kept (made 0700 if missing); without it, no record and no guardian. */
   recordsDir?: string;
   report: (line: string) => void;
@@ -221,7 +243,7 @@ export interface GitGuardOptions {
 /** Starts the guard of a session in `workspace` (see `GitGuard`). Never throws. */
 export function openGitGuard(options: GitGuardOptions): GitGuard {
   const { workspace, report } = options;
-  const { truncated, ...record } = recordGitState(workspace, options.protectedPaths, options.placeholders);
+  const { truncated, ...record } = recordGitState(workspace, options.protectedPaths, options.placeholders, options.git);
   if (truncated) {
     report(`the workspace has more than ${MAX_WALKED_FOLDERS} folders: git folders past them are not looked at by the sandbox's git guard`);
   }
@@ -277,6 +299,8 @@ export function readRecord(file: string): GitGuardRecord | undefined {
     const record = JSON.parse(readFileSync(file, 'utf8')) as GitGuardRecord;
     const valid = typeof record.workspace === 'string' && Array.isArray(record.folders) && Array.isArray(record.gitFiles) && Array.isArray(record.links);
     record.placeholders = Array.isArray(record.placeholders) ? record.placeholders.filter((path) => typeof path === 'string') : [];
+    if (record.outside !== undefined) record.outside = Array.isArray(record.outside) ? record.outside.filter((path) => typeof path === 'string') : [];
+    if (typeof record.gitDir !== 'string') delete record.gitDir;
     return valid ? record : undefined;
   } catch {
     return undefined;
@@ -286,15 +310,19 @@ export function readRecord(file: string): GitGuardRecord | undefined {
 /**
  * Sweeps and removes the records of sessions in `workspace` whose fence is gone (see
  * `sweepAfterFence`). Run before a new sandbox plans its mounts: a placeholder it removes is
- * made again, and recorded, by that sandbox.
+ * made again, and recorded, by that sandbox. Returns how many records it swept: after one, git
+ * folders may have changed since the workspace was last surveyed.
  */
-export function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: string) => void): void {
+export function sweepLeftBehind(recordsDir: string, workspace: string, report: (line: string) => void): number {
+  let swept = 0;
   for (const { file, pid } of recordsOf(recordsDir, workspace)) {
     if (pid === process.pid || processExists(pid)) continue;
     const record = readRecord(file);
     if (record) sweepAfterFence(record, report, recordsDir);
     rmSync(file, { force: true });
+    swept += 1;
   }
+  return swept;
 }
 
 /**
@@ -408,7 +436,7 @@ function watchGitFolders(record: GitGuardRecord, report: (line: string) => void)
       // Too many watches on this machine, or the folder is gone: swept at the end only.
     }
   };
-  const rootGit = join(record.workspace, '.git');
+  const rootGit = record.gitDir ?? join(record.workspace, '.git');
   const known = new Map(record.folders.map((folder) => [folder.path, folder]));
   for (const folder of record.folders) {
     add(folder.path, (name) => {

@@ -7,6 +7,7 @@ import { PROXY_PORT, proxyEnvironment, startNetworkProxy } from './network-proxy
 import { networkRules } from './network-rules';
 import { limitedCommand, sandboxResourceLimits, type SandboxResourceLimits } from './resource-limits';
 import { openGitGuard, sweepLeftBehind } from './git-guard';
+import { surveyWorkspaceGit } from './workspace-git';
 import { makeOwnedTempDirNow } from './owned-temp-dir';
 import { makePrivateFolder, writePrivateFile } from '../config/private-data';
 import { isWithin, realPathOf, type SandboxPolicy } from './policy';
@@ -220,11 +221,12 @@ export function bubblewrapSandbox(
   const report = options.report ?? (() => undefined);
   const records = guardsGit(policy) ? options.gitGuardRecords : undefined;
   // Before the mounts are planned: a dead session's placeholders go, and are made again below.
-  if (records) sweepLeftBehind(records, policy.workspace, report);
+  // A dead session's records swept may have changed the git folders since the policy's survey: the guard then surveys again.
+  const swept = records ? sweepLeftBehind(records, policy.workspace, report) : 0;
   const placeholders: string[] = [];
   const mounts = sandboxMounts(policy, { tmp: join(tempDir, 'tmp'), empty, placeholders });
   const gitGuard = guardsGit(policy)
-    ? openGitGuard({ workspace: policy.workspace, protectedPaths: policy.protected, placeholders, report, ...(records ? { recordsDir: records } : {}) })
+    ? openGitGuard({ workspace: policy.workspace, protectedPaths: policy.protected, placeholders, report, ...(records ? { recordsDir: records } : {}), git: policy.git && swept === 0 ? policy.git : surveyWorkspaceGit(policy.workspace, { writable: policy.writable }) })
     : undefined;
   const proxy = policy.network === false ? undefined : startNetworkProxy(makeFolder700(join(tempDir, 'proxy')), networkRules(policy.network));
   const limits = options.limits ?? sandboxResourceLimits({});
@@ -235,7 +237,8 @@ export function bubblewrapSandbox(
   let terminalFilter: string | undefined;
   return {
     kind: 'bubblewrap',
-    policy,
+    // The placeholders are all made by now: the file tools leave them out.
+    policy: { ...policy, placeholders: [...placeholders] },
     tempDir: join(tempDir, 'tmp'),
     wrap(command, args, options) {
       // Made once per sandbox, on first use; bwrap reads it from descriptor 9 (see `withFilter`).

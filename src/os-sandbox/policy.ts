@@ -1,8 +1,7 @@
-import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CREDENTIAL_STORES } from './credential-stores';
-import { findGitFolders, hooksPathOf } from './git-folders';
-import { GIT_REDIRECTS } from './git-guard';
+import { gitProtectedPaths, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
 
 /**
  * What the processes a session starts, and the file tools, may touch: the OS sandbox's rules
@@ -41,6 +40,18 @@ export interface SandboxPolicy {
    * reads and writes it there, as the shell would (see `inSandboxTmp`). Absent: none.
    */
   privateTmp?: string;
+  /**
+   * The empty folders the sandbox made on the host to hold the place of protected paths that
+   * did not exist (`fence.toml`, `.fence`, `.git`), removed when the session ends: set by the
+   * sandbox once made (see `bubblewrapSandbox`), for the file tools to leave out. Read-only.
+   */
+  placeholders?: readonly string[];
+  /**
+   * The git folders found when the policy was made (see `surveyWorkspaceGit`): the git guard
+   * records them instead of walking the workspace again, and the repository holding the
+   * workspace is named by `fence sandbox check`. Absent: surveyed when needed.
+   */
+  git?: WorkspaceGit;
 }
 
 /** What a path allows: writing (and reading), reading only, or nothing. */
@@ -72,41 +83,22 @@ export function protectedPaths(workspace: string, gitExists: boolean): string[] 
  * The protected paths of `workspace` as it is now: with a `.git` folder, its hooks and config;
  * with a `.git` file (a worktree or submodule, pointing at a git folder elsewhere), that file,
  * which could otherwise be pointed at hooks the model wrote; with neither, `.git` itself. Then
- * every other git folder found at any depth (see `findGitFolders`: nested repositories,
- * submodules' and worktrees' folders, `gitdir:` targets, bare-looking folders) gets the same:
- * its hooks (an empty placeholder when missing) and its config, its `commondir` and
- * `config.worktree` when they exist, and each `.git` file. What the walk cannot see, or what
- * appears during the session, is for the git guard's sweep (`git-guard.ts`).
+ * every other git folder of `git` (see `surveyWorkspaceGit`: nested repositories, submodules'
+ * and worktrees' folders, `gitdir:` targets, bare-looking folders, and the git folders of the
+ * repository holding the workspace) gets the same: its hooks (an empty placeholder when
+ * missing) and its config, its `commondir` and `config.worktree` when they exist, the folder
+ * its `core.hooksPath` names, and each `.git` file (see `gitProtectedPaths`). What the walk
+ * cannot see, or what appears during the session, is for the git guard's sweep
+ * (`git-guard.ts`). Without `git`, the workspace is surveyed now.
  */
-export function workspaceProtectedPaths(workspace: string): string[] {
+export function workspaceProtectedPaths(workspace: string, git: WorkspaceGit = surveyWorkspaceGit(workspace)): string[] {
   let gitFolder = false;
   try {
     gitFolder = statSync(join(workspace, '.git')).isDirectory();
   } catch {
     // No .git: protected whole, as a .git file is.
   }
-  return [...new Set([...protectedPaths(workspace, gitFolder), ...nestedGitPaths(workspace)])];
-}
-
-/**
- * The paths of every git folder of `workspace` that git reads executable configuration from,
- * and the folder each one's `core.hooksPath` names, when it is not the git folder's own
- * (`core.hooksPath = .githooks`: hooks kept in the work tree run on the person's commit).
- */
-function nestedGitPaths(workspace: string): string[] {
-  const found = findGitFolders(workspace);
-  const workTrees = new Map(found.gitFiles.flatMap((file) => (file.target === undefined ? [] : [[file.target, dirname(file.path)] as const])));
-  const paths = found.folders.flatMap((folder) => {
-    // A worktree's folder takes its hooks and config from the common folder: a placeholder there would only clutter it.
-    const own = folder.kind === 'worktree' ? [] : [join(folder.path, 'hooks')];
-    const present = ['config', ...GIT_REDIRECTS].map((name) => join(folder.path, name)).filter((path) => existsSync(path));
-    const workTree = folder.kind === 'bare' ? folder.path : folder.kind === 'dot-git' ? dirname(folder.path) : (workTrees.get(folder.path) ?? folder.path);
-    const hooksPath = folder.kind === 'worktree' ? undefined : hooksPathOf(folder.path, workTree);
-    // A hooks path that holds the whole workspace would make all of it read-only: left to the person.
-    const named = hooksPath === undefined || isWithin(workspace, hooksPath) ? [] : [hooksPath];
-    return [...own, ...present, ...named];
-  });
-  return [...paths, ...found.gitFiles.map((file) => file.path)];
+  return [...new Set([...protectedPaths(workspace, gitFolder), ...gitProtectedPaths(workspace, git)])];
 }
 
 /**

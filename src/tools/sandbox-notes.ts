@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { SandboxPolicy } from '../os-sandbox/policy';
 import { packageManagerNote } from './package-manager-notes';
+import { gitRefusalNote } from './git-refusal-notes';
 
 /**
  * What a refusal of the OS sandbox looks like in a failed command's output: a write to a
@@ -24,9 +25,13 @@ export function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined)
   if (!sandbox || sandbox.mode === 'off') return [];
   const notes: string[] = [];
   if (REFUSED_WRITE.test(output)) {
+    // git's hooks and config, or the read-only git folder of the repository holding the workspace: its own note.
+    const git = sandbox.mode === 'read-only' ? undefined : gitRefusalNote(output, sandbox);
     if (sandbox.mode === 'read-only') {
       notes.push('Note: this session runs in a read-only sandbox: commands cannot write files (but in /tmp). Say what you would change instead.');
-    } else if (NO_REPOSITORY.test(output) && sandbox.protected.includes(join(sandbox.workspace, '.git'))) {
+    } else if (git !== undefined) {
+      notes.push(git);
+    } else if (NO_REPOSITORY.test(output) && sandbox.protected.includes(join(sandbox.workspace, '.git')) && sandbox.git?.repository === undefined) {
       notes.push('Note: the workspace has no git repository, and the sandbox keeps one from being made here: hooks and config written inside it would run outside the sandbox later, when the user runs git. Ask the user to run git init in the workspace, outside fence.');
     } else {
       notes.push(

@@ -21,9 +21,9 @@ describe('sandboxNotes', () => {
     const noRepository = { ...workspaceWrite, protected: ['/w/fence.toml', '/w/.fence', '/w/.git'] };
     const gitInit = "fatal: cannot copy '/usr/share/git-core/templates/description' to '/w/.git/description': Read-only file system";
     expect(sandboxNotes(gitInit, noRepository)).toEqual([expect.stringContaining('Ask the user to run git init')]);
-    // With a repository, a refused write under .git is its hooks or config: the general note.
+    // With a repository, a refused write under .git is its hooks or config: git's own note (see git-refusal-notes.test.ts).
     const withRepository = { ...workspaceWrite, protected: ['/w/fence.toml', '/w/.fence', '/w/.git/hooks', '/w/.git/config'] };
-    expect(sandboxNotes("bash: .git/hooks/pre-commit: Read-only file system", withRepository)).toEqual([expect.stringContaining('write only inside the workspace')]);
+    expect(sandboxNotes("bash: .git/hooks/pre-commit: Read-only file system", withRepository)).toEqual([expect.stringContaining("git's hooks and configuration stay read-only")]);
   });
 
   it('explains a missing network, and names the hosts of an allow-list', () => {
