@@ -43,7 +43,7 @@ export function failureHint(said: string, server: FailedServer): string | undefi
   if (underTmp && /MODULE_NOT_FOUND|ENOENT|No such file or directory|can't open file/i.test(said)) {
     return `It names a path under /tmp, and the sandbox has a /tmp of its own where that path does not exist. ${move}`;
   }
-  if (/\b(EAI_AGAIN|ENOTFOUND|ECONNREFUSED|ENETUNREACH)\b|getaddrinfo|Temporary failure in name resolution|Network is unreachable/i.test(said)) {
+  if (/\b(EAI_AGAIN|ENOTFOUND|ECONNREFUSED|ENETUNREACH|ENOTCACHED)\b|getaddrinfo|Temporary failure in name resolution|Network is unreachable/i.test(said)) {
     return `Inside the sandbox it has no network (a package runner such as npx fetches the package each start). ${move}`;
   }
   if (/\bEROFS\b|read-only file system/i.test(said)) {
