@@ -77,7 +77,7 @@ describe('an MCP server that is slow to start', () => {
     const { marks } = configureLate({ ANSWER_AFTER_MS: '3000' });
     const answered = markSeenAtEachRequest(marks, 'answered');
     cli.server
-      .reply((r) => r.toolCall('shell', { command: waitFor(marks, 'listed') }))
+      .reply((r) => r.toolCall('shell', { command: waitFor(marks, 'listed-1') }))
       .reply((r) => r.toolCall('calc_get_sum', { a: 2, b: 3 }))
       .reply((r) => r.text('2 + 3 = 5.'));
     const run = await fence(['--tool-format', 'tool', 'add 2 and 3']);
@@ -99,7 +99,7 @@ describe('an MCP server that is slow to start', () => {
     const { marks } = configureLate({ ANSWER_AFTER_MS: '3000' });
     const answered = markSeenAtEachRequest(marks, 'answered');
     cli.server
-      .reply((r) => r.text(`Waiting.\n\n\`\`\`shell\n${waitFor(marks, 'listed')}\n\`\`\``))
+      .reply((r) => r.text(`Waiting.\n\n\`\`\`shell\n${waitFor(marks, 'listed-1')}\n\`\`\``))
       .reply((r) => r.text('```call calc_get_sum\n{"a": 4, "b": 5}\n```'))
       .reply((r) => r.text('4 + 5 = 9.'));
     const run = await fence(['add 4 and 5']);
@@ -172,5 +172,28 @@ describe('an MCP server that does not start', () => {
     expect(result?.meta?.isError).toBe(true);
     expect(result?.content).toMatch(/MCP server calc did not start \(.*code 3.*\)/);
     expect(result?.content).toContain('no LATE_TOKEN given');
+  });
+});
+
+describe('an MCP server whose tools change while the session runs', () => {
+  it('goes on with its new list: a tool it dropped leaves the next request and a call to it is refused saying why', { timeout: 90_000 }, async () => {
+    const { marks } = configureLate({});
+    cli.server
+      .reply((r) => r.toolCall('shell', { command: waitFor(marks, 'listed-1') }))
+      .reply((r) => r.toolCall('calc_drop_echo', {}))
+      .reply((r) => r.toolCall('shell', { command: waitFor(marks, 'listed-2') }))
+      .reply((r) => r.toolCall('calc_echo', { text: 'hi' }))
+      .reply((r) => r.text('Echo is gone.'));
+    const run = await fence(['--tool-format', 'tool', 'drop echo, then try it']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('Echo is gone.');
+    const names = (index: number) => ((cli.server.requests[index]?.body.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+    expect(names(1)).toContain('calc_echo');
+    expect(names(3)).toContain('calc_get_sum');
+    expect(names(3)).not.toContain('calc_echo');
+    const results = readOnlySessionLog(cli.dirs.home).filter((m) => m.meta?.toolResult);
+    expect(results[1]?.content).toBe('echo dropped');
+    expect(results[3]?.meta?.isError).toBe(true);
+    expect(results[3]?.content).toBe('calc_echo is no longer offered: MCP server calc no longer lists it.');
   });
 });

@@ -1,7 +1,9 @@
 // A small MCP server over stdio, written as plain JSON-RPC (no dependencies), whose start can be
 // slow, endless or failing, for tests of servers that join a session late (mcp-late-*.test.ts).
 //
-// Tools: `get-sum` ({ a, b } → "The sum is <a + b>") and `echo` ({ text } → the text).
+// Tools: `get-sum` ({ a, b } → "The sum is <a + b>"), `echo` ({ text } → the text) and `drop-echo`,
+// which takes `echo` out of its list and tells the client its tools changed (a call of a tool it
+// no longer lists is an error result).
 //
 // Environment:
 // - ANSWER_AFTER_MS: waits that long before it answers anything (requests wait in the pipe);
@@ -9,7 +11,7 @@
 // - EXIT_AFTER_MS: writes "exiting" in MARKS, says why on stderr and exits with code 3 after
 //   that long, without answering;
 // - MARKS: a folder where it writes `answered` once its answer to `initialize` is written,
-//   and `listed` once its answer to `tools/list` is.
+//   and `listed-<n>` once its answer to the n-th `tools/list` is.
 // Arguments are ignored (a test may pass a tag to find the process by).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,24 +22,36 @@ const mark = (name) => {
 };
 const send = (message, then) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`, then);
 
-const tools = [
+let tools = [
   {
     name: 'get-sum',
     description: 'Adds two numbers.',
     inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
   },
   { name: 'echo', description: 'Says the text back.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  { name: 'drop-echo', description: 'Stops offering echo.', inputSchema: { type: 'object', properties: {} } },
 ];
+let listings = 0;
 
 function answer(message) {
   if (message.id === undefined) return;
   if (message.method === 'initialize') {
-    const result = { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'late', version: '1.0.0' } };
+    const result = { protocolVersion: message.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'late', version: '1.0.0' } };
     return send({ id: message.id, result }, () => mark('answered'));
   }
-  if (message.method === 'tools/list') return send({ id: message.id, result: { tools } }, () => mark('listed'));
+  if (message.method === 'tools/list') {
+    listings += 1;
+    const mine = `listed-${listings}`;
+    return send({ id: message.id, result: { tools } }, () => mark(mine));
+  }
   if (message.method === 'tools/call') {
     const { name, arguments: args = {} } = message.params;
+    if (!tools.some((tool) => tool.name === name)) return send({ id: message.id, result: { content: [{ type: 'text', text: `unknown tool ${name}` }], isError: true } });
+    if (name === 'drop-echo') {
+      tools = tools.filter((tool) => tool.name !== 'echo');
+      send({ id: message.id, result: { content: [{ type: 'text', text: 'echo dropped' }] } });
+      return send({ method: 'notifications/tools/list_changed' });
+    }
     const text = name === 'get-sum' ? `The sum is ${Number(args.a) + Number(args.b)}` : String(args.text ?? '');
     return send({ id: message.id, result: { content: [{ type: 'text', text }] } });
   }
