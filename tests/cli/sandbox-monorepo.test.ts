@@ -66,13 +66,28 @@ const results = (rig: SandboxRig) => toolResults(rig).map((message) => message.c
 const COMMIT = 'echo change >> index.js 2>/dev/null || echo change > change.txt; git add . && git commit -q -m from-the-sandbox && git log -1 --format=%s';
 
 describe.skipIf(bubblewrapMissing)('git in a workspace whose repository keeps its git folder outside it', () => {
-  it('a package of a monorepo: git add and git commit work, and the host sees the commit', async () => {
+  it('a package of a monorepo: git add and git commit work, and the host sees the commit; branches, stashes and a new worktree too', async () => {
     const app = monorepo(rig());
-    script(rig(), [block('shell', COMMIT), 'Done.']);
+    script(rig(), [
+      block('shell', COMMIT),
+      block(
+        'shell',
+        [
+          'git checkout -q -b feature && echo f > f.txt && git add f.txt && git commit -q -m on-feature',
+          'echo wip >> f.txt && git stash -q && git stash pop -q && git commit -q -am stashed',
+          'git checkout -q - && git worktree add -q -b side tree && git -C tree commit -q --allow-empty -m in-tree && git log -1 --format=%s side',
+        ].join('\n'),
+      ),
+      'Done.',
+    ]);
     const result = await fenceAt(rig(), app);
 
     expect(result.exitCode, result.stderr).toBe(0);
     expect(results(rig())[0]).toMatch(/from-the-sandbox\n[\s\S]*Exit code 0/);
+    expect(results(rig())[1]).toMatch(/in-tree\n[\s\S]*Exit code 0/);
+    expect(hostGit(rig(), rig().workspace, ['log', '--format=%s', 'feature']).stdout).toBe('stashed\non-feature\nfrom-the-sandbox\nstart\n');
+    expect(hostGit(rig(), join(app, 'tree'), ['log', '-1', '--format=%s']).stdout).toBe('in-tree\n');
+    hostGit(rig(), rig().workspace, ['worktree', 'remove', '--force', join(app, 'tree')]);
     expect(hostGit(rig(), rig().workspace, ['log', '-1', '--format=%s']).stdout).toBe('from-the-sandbox\n');
     expect(hostGit(rig(), rig().workspace, ['show', '--stat', '--format=', 'HEAD']).stdout).toContain('packages/app/index.js');
     expect(hostGit(rig(), rig().workspace, ['status', '--porcelain']).stdout).toBe('');
