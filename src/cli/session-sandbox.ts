@@ -75,8 +75,9 @@ export function openSessionSandbox(options: SessionSandboxOptions): SessionSandb
   return {
     sandbox: {
       ...sandbox,
-      // The file tools find a path under /tmp in the sandbox's own /tmp, as the shell does.
-      ...(support.kind === 'bubblewrap' && sandbox.tempDir !== undefined ? { policy: { ...sandbox.policy, privateTmp: sandbox.tempDir } } : {}),
+      // The file tools keep to the session's writable paths (the package caches are the package managers'), and
+      // find a path under /tmp in the sandbox's own /tmp, as the shell does.
+      policy: { ...sandbox.policy, writable: policy.writable, ...(support.kind === 'bubblewrap' && sandbox.tempDir !== undefined ? { privateTmp: sandbox.tempDir } : {}) },
       close() {
         sandbox.close();
         if (made !== undefined) removeIfNeverStarted(outputs, made);
