@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findEnclosingRepository } from '../../src/os-sandbox/enclosing-repository';
 import { workspaceProtectedPaths } from '../../src/os-sandbox/policy';
-import { openGitGuard } from '../../src/os-sandbox/git-guard';
+import { openGitGuard, readRecord, recordGitState, sweepAfterFence } from '../../src/os-sandbox/git-guard';
 import { surveyWorkspaceGit } from '../../src/os-sandbox/workspace-git';
 
 /** The repository holding a workspace, found as git finds it, on real folders and real git. */
@@ -167,5 +167,20 @@ describe("the repository's git folders in the policy and the guard", () => {
     expect(lines.join('\n')).toContain(`${evil} was made in the sandbox and could make git run a program (config sets core.fsmonitor)`);
     expect(lines.join('\n')).toContain(`removed ${join(repo, '.git', 'commondir')}`);
     expect(lines.join('\n')).toContain(`removed ${join(repo, '.git', 'config.worktree')}`);
+  });
+
+  it("a record written to a file keeps the repository's git folders, so the guardian's sweep after fence is gone reaches them", () => {
+    const { repo, app } = repositoryWithPackage();
+    const { truncated: _truncated, ...record } = recordGitState(app, [], [], surveyWorkspaceGit(app, { home }));
+    const file = join(root, 'record.json');
+    writeFileSync(file, JSON.stringify(record));
+    writeFileSync(join(repo, '.git', 'config.worktree'), '[core]\n\tfsmonitor = x\n');
+    const lines: string[] = [];
+    const read = readRecord(file);
+    expect(read?.outside).toEqual([join(repo, '.git')]);
+    sweepAfterFence(read as NonNullable<typeof read>, (line) => lines.push(line));
+
+    expect(existsSync(join(repo, '.git', 'config.worktree'))).toBe(false);
+    expect(lines).toEqual([expect.stringContaining(`removed ${join(repo, '.git', 'config.worktree')}`)]);
   });
 });
