@@ -15,6 +15,11 @@ export interface SystemPromptInput {
   auto?: boolean;
   /** Contents of the workspace's AGENTS.md, if it has one. */
   agentsFile?: string;
+  /**
+   * The OS sandbox holds the place of protected paths with empty folders (see
+   * `SandboxPolicy.placeholders`), which the shell shows: the prompt says what they are.
+   */
+  sandboxPlaceholders?: boolean;
   now?: Date;
 }
 
@@ -31,6 +36,10 @@ const HOW_TO_ACT: Record<ToolFormat, string[]> = {
     'You act by calling the tools you are given. Several calls in one reply run in order, and each is answered by its result.',
   ],
 };
+
+/** What the empty folders the sandbox mounts over missing protected paths are, for a model that meets them in `ls`. */
+export const SANDBOX_PLACEHOLDERS_NOTE =
+  "Commands run in a sandbox: empty folders named fence.toml, .fence or .git that you did not make are the sandbox's placeholders for protected paths; leave them.";
 
 /**
  * Builds the system prompt: how to act in the session's tool format, each tool's instructions
@@ -58,6 +67,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
     [
       `Workspace (the working folder; relative paths start here): ${input.workspace}`,
       `Date: ${(input.now ?? new Date()).toISOString().slice(0, 10)}`,
+      ...(input.sandboxPlaceholders ? [SANDBOX_PLACEHOLDERS_NOTE] : []),
     ].join('\n'),
   );
   if (input.agentsFile?.trim()) {

@@ -166,6 +166,7 @@ function openWithTools(
       format: options.format,
       auto: options.auto,
       agentsFile: agentsFileFor(options.workspace, options.config, shell.sandbox.policy, rules, warn),
+      sandboxPlaceholders: (shell.sandbox.policy.placeholders?.length ?? 0) > 0,
     });
     store.append(createMessage('system', system, { pinned: true }));
   }

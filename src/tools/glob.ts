@@ -1,11 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
+import { realPathOf } from '../os-sandbox/policy';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext } from './define-tool';
 import { walkBoundary } from './file-boundary';
 import { compileGlob } from './glob-match';
 import { plural } from './text-file';
+import { sandboxPlaceholders } from './sandbox-placeholders';
 import { ToolInputError } from './tool-error';
 import { resolveWorkspacePath } from './workspace-path';
 
@@ -147,7 +149,9 @@ export const globTool = defineTool({
 async function describeNoMatch(pattern: string, refused: number, ctx: ToolContext): Promise<string> {
   if (refused > 0) return `no files you may read match ${pattern} (${plural(refused, 'file')} left out)`;
   const { isDynamicPattern } = await import('tinyglobby');
-  if (!isDynamicPattern(pattern) && (await isFolder(resolveWorkspacePath(ctx.workspace, pattern)))) {
+  const named = resolveWorkspacePath(ctx.workspace, pattern);
+  // The sandbox's placeholder for a protected path is no folder of the workspace's.
+  if (!isDynamicPattern(pattern) && (await isFolder(named)) && !sandboxPlaceholders(ctx.sandboxPolicy)(realPathOf(named))) {
     return `no files match ${pattern}: it is a folder; write ${pattern.replace(/\/+$/, '')}/** for the files in it`;
   }
   return `no files match ${pattern}`;

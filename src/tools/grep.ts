@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { realPathOf } from '../os-sandbox/policy';
 import { workspaceResource } from '../policy/workspace-resource';
 import { defineTool, type ToolContext, type ToolResult } from './define-tool';
 import { sandboxShownPath, walkBoundary, type WalkBoundary } from './file-boundary';
@@ -8,6 +9,7 @@ import { binaryFileRefusal, runOnFile } from './file-errors';
 import { compareCodeUnits, findFiles } from './glob';
 import { lineMatcher, type LineMatcher } from './grep-match';
 import { openAdmitted, type OpenedFile } from './opened-file';
+import { sandboxPlaceholders } from './sandbox-placeholders';
 import { isBinary, plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import type { WorkspaceFile } from './workspace-path';
@@ -71,7 +73,8 @@ export function compileGrepPattern(pattern: string): RegExp {
  * `read` (`ctx.canAccess`, the resource as `workspaceResource` gives it) are left out and
  * counted; what the session's sandbox denies is refused when named as `path`, and
  * otherwise left out silently, its folders not entered (see `walkBoundary`). The call's own
- * `resource` is the searched path, given the same way. At most `GREP_MATCH_LIMIT` lines are
+ * `resource` is the searched path, given the same way. The sandbox's placeholder for a
+ * protected path (see `sandboxPlaceholders`) named as `path` reads as missing. At most `GREP_MATCH_LIMIT` lines are
  * listed and each is cut to `GREP_LINE_CHARS`. `value` holds the same matches as objects. It
  * never writes anything.
  */
@@ -110,6 +113,8 @@ export const grepTool = defineTool({
         return report(regex, root, await searchFiles(regex, [root], ctx, undefined, true));
       }
       if (!info.isDirectory()) return { output: `${root.shown} is neither a file nor a folder`, isError: true };
+      // The sandbox's placeholder for a protected path is no folder of the workspace's.
+      if (sandboxPlaceholders(ctx.sandboxPolicy)(realPathOf(root.absolute))) return { output: `${root.shown} does not exist`, isError: true };
       const boundary = walkBoundary(ctx, root.absolute);
       const found = await findFiles(root.absolute, '**', ctx.signal, boundary?.leftOut);
       const files: WorkspaceFile[] = [];

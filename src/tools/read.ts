@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { defineTool, type ToolResult } from './define-tool';
 import { binaryFileRefusal, runOnFile } from './file-errors';
@@ -6,6 +7,7 @@ import { openAdmitted, type OpenedFile } from './opened-file';
 import type { WorkspaceFile } from './workspace-path';
 import { countLines, isBinary, plural } from './text-file';
 import { pathResource } from './workspace-path';
+import { sandboxPlaceholders } from './sandbox-placeholders';
 
 /** Files larger than this are refused: reading them whole would only be cut down afterwards. */
 export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -16,8 +18,10 @@ export const READ_LIMIT_BYTES = 10 * 1024 * 1024;
  * the same string, for programs. A folder is listed instead: one entry per line, folders
  * ending with `/`, and `value` is the array of those entries. A binary file, a file over
  * `READ_LIMIT_BYTES` or a missing path is an error result (the latter naming similarly named
- * entries when there are any). The file or folder is opened, then judged by where it really
- * is (see `openAdmitted`), and read through that descriptor. It never writes anything.
+ * entries when there are any). The sandbox's placeholders (see `sandboxPlaceholders`) are not
+ * listed, and one named itself reads as missing. The file or folder is opened, then judged by
+ * where it really is (see `openAdmitted`), and read through that descriptor. It never writes
+ * anything.
  */
 export const readTool = defineTool({
   name: 'read',
@@ -41,7 +45,9 @@ export const readTool = defineTool({
       const opened = (await openAdmitted(ctx, file, 'read', 'read')) as OpenedFile;
       try {
         const info = await opened.handle.stat();
-        if (info.isDirectory()) return await listFolder(file, opened);
+        const isPlaceholder = sandboxPlaceholders(ctx.sandboxPolicy);
+        if (info.isDirectory() && isPlaceholder(opened.real)) return { output: `${file.shown} does not exist`, isError: true };
+        if (info.isDirectory()) return await listFolder(file, opened, isPlaceholder);
         if (!info.isFile()) return { output: `${file.shown} is not a regular file`, isError: true };
         if (info.size > READ_LIMIT_BYTES) {
           return {
@@ -62,10 +68,14 @@ export const readTool = defineTool({
   },
 });
 
-/** The entries of the folder `opened` holds (listed through its descriptor where the system names one). */
-async function listFolder(folder: WorkspaceFile, opened: OpenedFile): Promise<ToolResult> {
+/**
+ * The entries of the folder `opened` holds (listed through its descriptor where the system
+ * names one), but the sandbox's placeholders.
+ */
+async function listFolder(folder: WorkspaceFile, opened: OpenedFile, isPlaceholder: (realPath: string) => boolean): Promise<ToolResult> {
   const entries = await readdir(opened.here, { withFileTypes: true });
   const names = entries
+    .filter((entry) => !(entry.isDirectory() && isPlaceholder(join(opened.real, entry.name))))
     .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const heading = folder.shown.endsWith('/') ? folder.shown : `${folder.shown}/`;
