@@ -30,6 +30,7 @@ export function gitRefusalNote(output: string, policy: SandboxPolicy): string | 
   if (!repository.access.writable) {
     return `Note: the git repository holding the workspace (${repository.root}) keeps its git folder outside the workspace, and the sandbox leaves it read-only: ${repository.access.reason}. git status, log and diff work here; git add and commit are for the user, outside fence.`;
   }
-  if (repository.root === policy.workspace && repository.gitFolders.length === 0) return undefined;
+  // git keeps its folder in the workspace: nothing to add to the general note.
+  if (repository.gitFolders.length === 0) return undefined;
   return `Note: the workspace belongs to the git repository at ${repository.root}, and git's data there (objects, refs, the index) is writable, so git add and commit work; its hooks and config, and the workspace's own .git, stay read-only. A repository of the workspace's own (git init) is for the user to make, outside fence.`;
 }
