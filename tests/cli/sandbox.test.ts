@@ -31,6 +31,8 @@ const rig = useSandboxRig();
 
 /** The sandbox's note after a refused write. */
 const WRITE_NOTE = /Note: fence runs commands in a sandbox that lets them write only inside the workspace and \/tmp/;
+/** The note after a refused write to git's hooks or config. */
+const GIT_NOTE = /Note: git's hooks and configuration stay read-only in the sandbox/;
 
 /** One way out: the block the model writes, what it reads in the sandbox, and without one. */
 interface Escape {
@@ -70,13 +72,13 @@ function escapes(rig: SandboxRig): Escape[] {
     {
       what: "git's hooks",
       block: block('shell', `printf '#!/bin/sh\\ntouch ${rig.outside}/hook-ran\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`),
-      refused: [/pre-commit: Read-only file system/, WRITE_NOTE],
+      refused: [/pre-commit: Read-only file system/, GIT_NOTE],
       done: /^Exit code 0\.$/,
     },
     {
       what: "git's config",
       block: block('shell', 'git config core.hooksPath "$PWD/model-hooks"'),
-      refused: [/could not write config file \.git\/config: Device or resource busy/, WRITE_NOTE],
+      refused: [/could not write config file \.git\/config: Device or resource busy/, GIT_NOTE],
       done: /^Exit code 0\.$/,
     },
   ];
