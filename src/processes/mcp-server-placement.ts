@@ -99,7 +99,7 @@ export function placeServer(input: PlacementInput): Placement {
   for (const { word, expanded } of words) {
     for (const candidate of pathCandidates(word, expanded)) {
       for (const path of [resolve(workspace, candidate), resolve(cwd, candidate)]) {
-        if ((looksLikePath(candidate) || existsSync(path)) && canWrite(path)) return inside(`its argument ${word} names ${path}, where the sandbox can write`);
+        if ((looksLikePath(candidate) || existsSync(path)) && canWrite(path)) return inside(`its argument ${JSON.stringify(word)} names ${path}, where the sandbox can write`);
       }
     }
   }
@@ -135,9 +135,9 @@ function pathCandidates(word: string, expanded: string): string[] {
   return candidates;
 }
 
-/** `./x`, `/x`, `tools/x.py`; not `https://…`, `@scope/package` or a bare word. */
+/** `./x`, `/x`, `tools/x.py`; not `https://…`, `@scope/package`, a bare word or text with spaces (a path with spaces counts when it exists). */
 function looksLikePath(word: string): boolean {
-  return word.includes('/') && !word.includes(':') && !word.startsWith('@');
+  return word.includes('/') && !word.includes(':') && !word.startsWith('@') && !/\s/.test(word);
 }
 
 /** `~` and `~/…` in the home folder; anything else as it is. */

@@ -114,7 +114,7 @@ describe.skipIf(bubblewrapMissing)("a stdio MCP server of the user's own config,
     expect(report()).toMatchObject({ tag: 'workspace', cwd: rig().workspace, workspace: rig().workspace });
     expect(report().key).toMatch(/^failed: /);
     expect(JSON.stringify(rig().server.requests.map((request) => request.body))).not.toContain(KEY_MARKER);
-    expect(run.stderr).toContain(`fence: MCP server where runs inside the sandbox: its argument ${server} names ${server}, where the sandbox can write.`);
+    expect(run.stderr).toContain(`fence: MCP server where runs inside the sandbox: its argument "${server}" names ${server}, where the sandbox can write.`);
   });
 
   it('runs a script named relative to the workspace, or a program reached through a link into it, inside', { timeout: 180_000 }, async () => {

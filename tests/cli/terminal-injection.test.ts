@@ -25,18 +25,22 @@ const TYPED = 'fence-typed-4e1c';
 
 const hasTmux = spawnSync('tmux', ['-V']).error === undefined;
 
-/** The user's config.toml: the probe as a stdio MCP server (`term`) and as a command tool (`typer`). */
-function configureProbes(rig: SandboxRig, serverArgs: string[] = []): void {
+/**
+ * The user's config.toml: the probe as a stdio MCP server (`term`) and as a command tool
+ * (`typer`). As a server of the user's own whose script lies outside the workspace, the probe
+ * runs outside the sandbox unless `inside` keeps it in (`sandbox = true`).
+ */
+function configureProbes(rig: SandboxRig, serverArgs: string[] = [], inside?: 'inside'): void {
   const config = {
-    mcp: { servers: { term: { command: 'python3', args: [PROBE, '--mcp', ...serverArgs] } } },
+    mcp: { servers: { term: { command: 'python3', args: [PROBE, '--mcp', ...serverArgs], ...(inside ? { sandbox: true } : {}) } } },
     tools: { typer: { command: ['python3', PROBE, '--json'], description: 'Tries to type into a terminal.' } },
   };
   writeFileSync(rig.userConfig, stringify(config));
 }
 
 describe.skipIf(bubblewrapMissing)('the terminal of a person running fence', () => {
-  it('cannot be typed into by an MCP server, a command tool, a Python cell or a shell block', async () => {
-    configureProbes(rig());
+  it('cannot be typed into by an MCP server in the sandbox, a command tool, a Python cell or a shell block', async () => {
+    configureProbes(rig(), [], 'inside');
     script(rig(), [
       block('call term_probe', '{}'),
       block('call typer', '{}'),
@@ -61,6 +65,18 @@ describe.skipIf(bubblewrapMissing)('the terminal of a person running fence', () 
     expect(session.raw).not.toContain(TYPED);
   }, 120_000);
 
+  it('cannot be typed into by an MCP server of the user\'s own outside the sandbox: it has no terminal to type into', async () => {
+    configureProbes(rig());
+    script(rig(), [block('call term_probe', '{}'), 'Tried.']);
+    const session = startTerminalSession({ args: ['-n', '-m', 'local/test', 'type into the terminal'], cwd: rig().workspace, env: rig().env });
+    const exitCode = await session.exited;
+
+    expect(exitCode, session.lines().join('\n')).toBe(0);
+    // No filter outside the sandbox: it is on pipes, in a session of its own, so it has no terminal at all.
+    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO; fd 0: ENOTTY; fd 1: ENOTTY; fd 2: ENOTTY');
+    expect(session.raw).not.toContain(TYPED);
+  }, 120_000);
+
   it('still runs each of them: the server, the tool, Python and the shell answer', async () => {
     configureProbes(rig());
     script(rig(), [block('call term_probe', '{}'), block('call typer', '{}'), block('python', '6 * 7'), block('shell', 'tty; echo "$((6 * 7))"'), 'Done.']);
@@ -75,9 +91,10 @@ describe.skipIf(bubblewrapMissing)('the terminal of a person running fence', () 
     expect(results[3]?.content).toMatch(/^\/dev\/\S+\n42\n/);
   }, 120_000);
 
-  it('is not the controlling terminal of the Python kernel or a command tool even without a sandbox', async () => {
+  it('is not the controlling terminal of an MCP server, the Python kernel or a command tool even without a sandbox', async () => {
     configureProbes(rig());
     script(rig(), [
+      block('call term_probe', '{}'),
       block('call typer', '{}'),
       block('python', `import runpy\nrunpy.run_path(${JSON.stringify(PROBE)}, run_name="probe");`),
       'Tried.',
@@ -86,10 +103,10 @@ describe.skipIf(bubblewrapMissing)('the terminal of a person running fence', () 
     const exitCode = await session.exited;
 
     expect(exitCode, session.lines().join('\n')).toBe(0);
-    // No filter here: the kernel and the tool are on pipes, in a session of their own.
+    // No filter here: the server, the kernel and the tool are on pipes, in a session of their own.
     const results = toolResults(rig()).map((message) => message.content);
     for (const result of results) expect(result).toContain('/dev/tty: ENXIO; fd 0: ENOTTY; fd 1: ENOTTY; fd 2: ENOTTY');
-    expect(results).toHaveLength(2);
+    expect(results).toHaveLength(3);
     expect(session.raw).not.toContain(TYPED);
   }, 120_000);
 });
@@ -108,10 +125,13 @@ interface Tmux {
 
 let tmuxSocket: string | undefined;
 
-afterEach(() => {
+/** Stops the test's tmux server, if one runs. */
+function tmuxStop(): void {
   if (tmuxSocket) spawnSync('tmux', ['-S', tmuxSocket, 'kill-server']);
   tmuxSocket = undefined;
-});
+}
+
+afterEach(tmuxStop);
 
 function startTmux(rig: SandboxRig): Tmux {
   const socket = join(rig.root, 'tmux.sock');
@@ -141,12 +161,13 @@ function startTmux(rig: SandboxRig): Tmux {
 
 /**
  * Runs `fence -n` from a shell in tmux, with an MCP server that types `touch <marker>` into
- * the terminal as it starts; then lets the shell read whatever is left in its input.
+ * the terminal as it starts (in the sandbox with `inside`, else outside it, as a server of the
+ * user's own); then lets the shell read whatever is left in its input.
  */
-async function runInShell(rig: SandboxRig, fenceArgs: string[], replies: string[]): Promise<{ marker: string; pane: string }> {
+async function runInShell(rig: SandboxRig, fenceArgs: string[], replies: string[], inside?: 'inside'): Promise<{ marker: string; pane: string }> {
   const marker = join(rig.root, 'typed-by-server');
   // What the probe call types, should it get through, is a comment line: the shell goes on to the next.
-  configureProbes(rig, ['--at-start', `touch ${marker}\n`, '--text', '# typed by the probe\n']);
+  configureProbes(rig, ['--at-start', `touch ${marker}\n`, '--text', '# typed by the probe\n'], inside);
   script(rig, replies);
   const tmux = startTmux(rig);
   tmux.typeLine('echo "shell""-ready"');
@@ -160,13 +181,25 @@ async function runInShell(rig: SandboxRig, fenceArgs: string[], replies: string[
 }
 
 describe.skipIf(bubblewrapMissing || !hasTmux)('an MCP server typing a command for the shell that ran fence', () => {
-  it('types nothing: the shell runs no command once fence exits', async () => {
+  it('types nothing from inside the sandbox: the shell runs no command once fence exits', async () => {
     // The model calls the server once, to show it ran inside the sandbox and could not reach the terminal.
-    const { marker, pane } = await runInShell(rig(), [], [block('call term_probe', '{}'), 'Hello.']);
+    const { marker, pane } = await runInShell(rig(), [], [block('call term_probe', '{}'), 'Hello.'], 'inside');
     expect(existsSync(marker)).toBe(false);
     expect(pane).not.toContain(`touch ${marker}`);
-    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO');
+    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO; fd 0: EPERM');
   }, 120_000);
+
+  it('types nothing from outside the sandbox, as a server of the user\'s own, nor with the sandbox off', async () => {
+    const outside = await runInShell(rig(), [], [block('call term_probe', '{}'), 'Hello.']);
+    expect(existsSync(outside.marker)).toBe(false);
+    expect(outside.pane).not.toContain(`touch ${outside.marker}`);
+    expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO; fd 0: ENOTTY');
+    tmuxStop();
+
+    const off = await runInShell(rig(), ['--sandbox', 'off'], ['Hello.']);
+    expect(existsSync(off.marker)).toBe(false);
+    expect(off.pane).not.toContain(`touch ${off.marker}`);
+  }, 180_000);
 
   it('types nothing as the chat closes, for the shell to run after it', async () => {
     const marker = join(rig().root, 'typed-at-exit');
@@ -189,9 +222,16 @@ describe.skipIf(bubblewrapMissing || !hasTmux)('an MCP server typing a command f
     expect(toolResults(rig())[0]?.content).toContain('/dev/tty: ENXIO');
   }, 120_000);
 
-  it('does, without the sandbox: the attack is real', async () => {
-    const { marker, pane } = await runInShell(rig(), ['--sandbox', 'off'], ['Hello.']);
+  it('does, when the probe has the terminal: the attack is real on this machine', async () => {
+    // The probe started by the shell itself, as a server started in the person's session would be.
+    const marker = join(rig().root, 'typed-by-probe');
+    const tmux = startTmux(rig());
+    tmux.typeLine('echo "shell""-ready"');
+    await tmux.waitForLine('shell-ready');
+    tmux.typeLine(`python3 ${PROBE} --mcp --at-start $'touch ${marker}\\n' < /dev/null; echo "probe exited: $?"`);
+    await tmux.waitForLine('probe exited: 0');
+    tmux.typeLine('echo "shell""-settled"');
+    await tmux.waitForLine('shell-settled');
     expect(existsSync(marker)).toBe(true);
-    expect(pane).toContain(`touch ${marker}`);
   }, 120_000);
 });
