@@ -94,7 +94,9 @@ function buildProgram(commands = true): Command {
     .option('--json-args <json>', 'a JSON value the program reads as `args`')
     .action(async (file: string, options: { workspace?: string; jsonArgs?: string }) => {
       const { runProgramCommand } = await import('./run-program-command');
-      process.exitCode = await runProgramCommand(file, options);
+      const { exitOnceWritten } = await import('./process-exit');
+      // Ends once the output is out, as a prompt's run does: an MCP server still starting is not waited for.
+      await exitOnceWritten(await runProgramCommand(file, options));
     });
 
   const mcp = program.command('mcp').description("the MCP servers of the configuration, and serving fence's approved programs to other agents");

@@ -6,11 +6,11 @@ import { trustNotice } from '../config/trust';
 import { newSessionId, SessionStore } from '../conversation/session-store';
 import { parametersSchema, parseSignature } from '../ptc/program-params';
 import { runProgram } from '../ptc/run-program';
-import { approvedPrograms, programRoots } from '../ptc/saved-programs';
+import { approvedPrograms, programRoots, type SavedProgram } from '../ptc/saved-programs';
 import type { BashSession } from '../processes/bash-session';
 import { programTools } from '../tools/ptc';
 import { resolveWorkspace } from './workspace';
-import { startMcpServers } from './mcp-servers';
+import { openMcpServers, type LiveMcpServers } from './mcp-servers';
 import { openSessionSandbox } from './session-sandbox';
 import { unsandboxedCommands } from './unsandboxed-commands';
 import { buildToolset } from './toolset';
@@ -24,7 +24,8 @@ export interface RunProgramCommandOptions {
 /**
  * `fence run <program.js>`: runs a program against the workspace's eligible tools with no
  * model, under the same admission and limits as in a session (with the tools of the config's
- * MCP servers, ready for the run, and the approved saved programs). The program's output goes
+ * MCP servers and the approved saved programs). Of the servers not in the cache, it waits only
+ * for those whose tools the program may call (see `namedServers`). The program's output goes
  * to stdout, then its result as JSON; errors go to stderr. Its trace goes to a session of its
  * own. Returns the exit code: 0 when the program finished, 1 when it failed or could not run,
  * 2 for arguments that do not fit the program's declared parameters.
@@ -78,9 +79,12 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
   const { sandbox } = chosen;
   if (chosen.warning) err.write(`${chosen.warning}\n`);
   for (const line of loaded.config.sandbox.ignored) err.write(`fence: ${line}\n`);
-  const mcp = await startMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') }, sandbox.kind === 'none' ? undefined : sandbox);
-  for (const problem of mcp.problems) err.write(`fence: ${problem}\n`);
-  const toolset = buildToolset(loaded.config, session, mcp.tools, approvedPrograms(programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project'), home));
+  const mcp = await openMcpServers(loaded.config, workspace.path, { dir: join(home, 'mcp-tools') }, sandbox.kind === 'none' ? undefined : sandbox, (line) =>
+    err.write(`fence: ${line}\n`),
+  );
+  const programs = approvedPrograms(programRoots(home, workspace.path).filter((root) => untrusted === undefined || root.scope !== 'project'), home);
+  await namedServers(mcp, code, programs);
+  const toolset = buildToolset(loaded.config, session, mcp.tools, programs);
   for (const problem of toolset.problems) err.write(`fence: ${problem}\n`);
   const store = SessionStore.create(home, {
     id,
@@ -132,6 +136,18 @@ export async function runProgramCommand(file: string, options: RunProgramCommand
     sandbox.close();
     store.close();
   }
+}
+
+/**
+ * Waits for the MCP servers still starting whose tools the program may call: those a word of
+ * its code, or a tool an approved saved program calls, could be a tool of (it starts with the
+ * server's name and `_`). A program's functions are fixed when it starts, so those tools must
+ * be there by then; a server it does not name is not waited for.
+ */
+async function namedServers(mcp: LiveMcpServers, code: string, programs: readonly SavedProgram[]): Promise<void> {
+  const words = new Set([...(code.match(/[A-Za-z_$][\w$]*/g) ?? []), ...programs.flatMap((program) => program.record.tools)]);
+  const signal = new AbortController().signal;
+  await Promise.all([...words].filter((word) => mcp.mayList(word)).map((word) => mcp.absent.arrival(word, signal)));
 }
 
 /**
