@@ -2,9 +2,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import type { Message } from '../../src/conversation/message';
+import { packageCacheRoot, workspaceCacheFolder } from '../../src/os-sandbox/package-caches';
 import { startFakeLlm, type FakeLlm } from './fake-llm';
 import { runFence } from './run-cli';
 import { snapshot } from './sandbox-machine';
@@ -167,13 +168,20 @@ export function everythingSent(rig: SandboxRig): string {
 
 /**
  * Everything under the rig's root but the workspace and what this run's session may write
- * (fence's data folder, but for the other session): two equal snapshots mean the run changed
- * nothing outside the workspace.
+ * (fence's data folder, but for the other session; fence's package cache for the workspace,
+ * and the empty folders made to hold it): two equal snapshots mean the run changed nothing
+ * outside the workspace.
  */
 export async function outsideWorkspace(rig: SandboxRig): Promise<Record<string, string>> {
   const under = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+  const cache = relative(rig.root, workspaceCacheFolder(rig.workspace, packageCacheRoot({}, rig.home)));
+  const holders = new Set<string>();
+  for (let folder = dirname(cache); folder !== 'home' && folder !== '.'; folder = dirname(folder)) holders.add(folder);
   const all = await snapshot(rig.root);
   return Object.fromEntries(
-    Object.entries(all).filter(([path]) => !under(path, 'work') && (!under(path, 'fence-home') || under(path, 'fence-home/sessions/older-session'))),
+    Object.entries(all).filter(
+      ([path, entry]) =>
+        !under(path, 'work') && (!under(path, 'fence-home') || under(path, 'fence-home/sessions/older-session')) && !under(path, cache) && !(holders.has(path) && entry === 'dir'),
+    ),
   );
 }
