@@ -72,7 +72,8 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         const lines = visibleText(event.outcome.result.output).split('\n');
         const shown = lines.slice(0, SHOWN_OUTPUT_LINES).map((line) => `  ${line}`);
         if (lines.length > SHOWN_OUTPUT_LINES) shown.push(`  … (${lines.length - SHOWN_OUTPUT_LINES} more lines)`);
-        const tool = visibleName(event.outcome.tool);
+        // Named as at its start, as the model called it (not the tool a block's alias or a failed call resolved to).
+        const tool = visibleName(calledTool(event.use).tool);
         write(`${shown.join('\n')}\n[${tool} ${runEnding(event.outcome)}]\n`);
         break;
       }
