@@ -39,7 +39,7 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   const support = sandboxSupport();
   const mode = options.sandbox ?? loaded.config.sandbox.mode ?? 'workspace-write';
   const home = homedir();
-  const shown = (path: string) => (path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path);
+  const shown = (path: string) => (path === home ? '~' : path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path);
   const policy = sessionPolicy({ mode, config: loaded.config.sandbox, workspace: workspace.path, fenceHome: fenceHome(), sessionId: 'sandbox-check' });
   out(support.kind === 'none' ? `OS sandbox: none — ${support.reason}. To fix it: ${support.fix}` : `OS sandbox: ${support.kind} (${support.path})${support.kind === 'seatbelt' ? ', untested by fence on a Mac: no probes' : ''}`);
   out(`mode: ${mode}${options.sandbox ? ' (--sandbox)' : loaded.config.sandbox.mode ? ' (configuration)' : ' (default)'}`);

@@ -221,3 +221,48 @@ describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on
     expect(hostGit(rig(), rig().workspace, ['status', '--porcelain']).stdout).toBe('');
   }, 180_000);
 });
+
+describe.skipIf(bubblewrapMissing)('a git folder the sandbox leaves read-only, and says why', () => {
+  it("a .git file planted in a folder above the workspace, naming another repository's git folder: that repository stays as it was", async () => {
+    git(rig().workspace, 'commit', '-q', '--allow-empty', '-m', 'start');
+    const head = hostGit(rig(), rig().workspace, ['rev-parse', 'HEAD']).stdout;
+    const planted = join(rig().root, 'planted');
+    mkdirSync(join(planted, 'app'), { recursive: true });
+    writeFileSync(join(planted, '.git'), `gitdir: ${join(rig().workspace, '.git')}\n`);
+    script(rig(), [block('shell', 'git commit -q --allow-empty -m from-the-sandbox'), 'Done.']);
+    const result = await fenceAt(rig(), join(planted, 'app'));
+
+    expect(result.exitCode, result.stderr).toBe(0);
+    const [commit] = results(rig());
+    expect(commit).toMatch(/Read-only file system/);
+    expect(commit).toMatch(/Note: the git repository holding the workspace \(.*planted\) keeps its git folder outside the workspace, and the sandbox leaves it read-only: its \.git file names a git folder that does not name this folder as its work tree/);
+    expect(hostGit(rig(), rig().workspace, ['rev-parse', 'HEAD']).stdout).toBe(head);
+  }, 180_000);
+
+  it('a repository at the home folder: fence sandbox check says its git folder stays read-only, and a commit from a project in it is refused', async () => {
+    execFileSync('git', ['init', '-q', rig().home]);
+    git(rig().home, 'commit', '-q', '--allow-empty', '-m', 'dotfiles');
+    const project = join(rig().home, 'project');
+    mkdirSync(project);
+    const check = await runFence(['sandbox', 'check'], { cwd: project, env: rig().env, timeoutMs: 120_000 });
+    script(rig(), [block('shell', 'echo x > x.txt && git add x.txt'), 'Done.']);
+    const result = await fenceAt(rig(), project);
+
+    expect(check.stdout).toMatch(/^git: repository ~; its git folder ~\/\.git stays read-only: it is your home folder, so git add and commit fail in the sandbox$/m);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(results(rig())[0]).toMatch(/index\.lock': Read-only file system[\s\S]*Note: the git repository holding the workspace/);
+    expect(hostGit(rig(), rig().home, ['log', '--format=%s']).stdout).toBe('dotfiles\n');
+  }, 180_000);
+
+  it('in read-only mode a package commits nothing, and fence sandbox check says so', async () => {
+    const app = monorepo(rig());
+    const check = await runFence(['sandbox', 'check', '--sandbox', 'read-only'], { cwd: app, env: rig().env, timeoutMs: 120_000 });
+    script(rig(), [block('shell', 'git commit -q --allow-empty -m from-the-sandbox'), 'Done.']);
+    const result = await fenceAt(rig(), app, ['-n', '--sandbox', 'read-only', 'look at the package']);
+
+    expect(check.stdout).toContain(`git: repository ${rig().workspace}; its git folder ${join(rig().workspace, '.git')} is read-only in this mode`);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(results(rig())[0]).toMatch(/Read-only file system/);
+    expect(hostGit(rig(), rig().workspace, ['log', '--format=%s']).stdout).toBe('start\n');
+  }, 180_000);
+});
