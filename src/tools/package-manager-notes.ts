@@ -24,6 +24,13 @@ const OFFLINE_FAILURES: readonly { tool: string; pattern: RegExp }[] = [
 ];
 
 /**
+ * A write refused by the sandbox as package managers word it where it is not the errno's text
+ * (bash's `Read-only file system`, Node's `EROFS`, which the sandbox notes know already):
+ * Bun's `ReadOnlyFileSystem` (a Zig error name) and Maven's `Could not create local repository`.
+ */
+export const PACKAGE_MANAGER_REFUSED_WRITE = /\bReadOnlyFileSystem\b|Could not create local repository at /;
+
+/**
  * A note for a package manager that failed for want of the network in a sandbox that has
  * none: which tool, that fence set it to work offline, and the setting the user would change
  * to let it reach its registry. Undefined for other output, and when the sandbox has a

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { SandboxPolicy } from '../os-sandbox/policy';
-import { packageManagerNote } from './package-manager-notes';
+import { PACKAGE_MANAGER_REFUSED_WRITE, packageManagerNote } from './package-manager-notes';
 import { gitRefusalNote } from './git-refusal-notes';
 
 /**
@@ -24,7 +24,7 @@ const NO_NETWORK = /Could not resolve host|Temporary failure in name resolution|
 export function sandboxNotes(output: string, sandbox: SandboxPolicy | undefined): string[] {
   if (!sandbox || sandbox.mode === 'off') return [];
   const notes: string[] = [];
-  if (REFUSED_WRITE.test(output)) {
+  if (REFUSED_WRITE.test(output) || PACKAGE_MANAGER_REFUSED_WRITE.test(output)) {
     // git's hooks and config, or the read-only git folder of the repository holding the workspace: its own note.
     const git = sandbox.mode === 'read-only' ? undefined : gitRefusalNote(output, sandbox);
     if (sandbox.mode === 'read-only') {

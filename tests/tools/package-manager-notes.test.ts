@@ -81,6 +81,23 @@ describe('packageManagerNote', () => {
     expect(packageManagerNote('npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nope', offline)).toBeUndefined();
   });
 
+  it("gives the sandbox's note to a write refused as each package manager words it", () => {
+    const refusals = [
+      "npm error code EROFS\nnpm error rofs EROFS: read-only file system, mkdir '/home/me/.npm/_cacache'",
+      " ERR_PNPM_EROFS  EROFS: read-only file system, mkdir '/home/me/.local/share/pnpm/store'",
+      "error An unexpected error occurred: \"EROFS: read-only file system, mkdir '/home/me/.cache/yarn'\".",
+      "OSError: [Errno 30] Read-only file system: '/home/me/.cache/pip/http'",
+      'error: failed to create directory `/home/me/.cache/uv`\n  Caused by: Read-only file system (os error 30)',
+      'error: failed to create directory `/home/me/.cargo/registry/cache/index.crates.io-6f17d22bba15001f`\n\nCaused by:\n  Read-only file system (os error 30)',
+      'go: could not create module cache: mkdir /home/me/go/pkg/mod: read-only file system',
+      'failed to initialize build cache at /home/me/.cache/go-build: mkdir /home/me/.cache/go-build: read-only file system',
+      'java.io.FileNotFoundException: /home/me/.gradle/wrapper/dists/gradle-8.5-bin.zip.lck (Read-only file system)',
+      '[ERROR] Could not create local repository at /home/me/.m2/repository -> [Help 1]',
+      'error: ReadOnlyFileSystem installing zod',
+    ];
+    for (const output of refusals) expect(sandboxNotes(output, { ...offline, mode: 'read-only' }), output).toEqual([expect.stringContaining('read-only sandbox')]);
+  });
+
   it("takes the place of the general no-network note, so the model reads one note", () => {
     const npm = FAILURES[1]?.output ?? '';
     expect(sandboxNotes(npm, offline)).toEqual([expect.stringContaining('fence runs npm offline')]);
