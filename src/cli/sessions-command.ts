@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/config';
 import { fenceHome } from '../config/paths';
 import type { Message } from '../conversation/message';
-import { findSession, listSessions, type SessionSummary } from '../conversation/session-store';
+import { findSession, listSessions, type SessionInfo, type SessionSummary } from '../conversation/session-store';
 import type { ModelInfo } from '../llm/model-info';
 import { visibleLine, visibleText } from '../processes/visible-text';
 import { dollars, sessionUsage, shortCount } from '../tui/session-usage';
@@ -52,9 +52,13 @@ export function listSessionsCommand(): number {
 function about(session: SessionSummary): string {
   if (session.name && session.name !== session.id) return visibleLine(session.name);
   if (session.firstPrompt !== undefined) return visibleLine(session.firstPrompt).replace(/\s+/g, ' ').trim();
-  if (session.startedAs !== undefined) return visibleLine(session.startedAs);
-  if (session.programsOnly) return visibleLine(/^none \((.+)\)$/.exec(session.model)?.[1] ?? 'program runs');
+  if (session.startedAs !== undefined || session.programsOnly) return visibleLine(startedBy(session));
   return '(no prompt yet)';
+}
+
+/** The command that made a session of program runs: as recorded, else as its model names it (`none (fence run)`). */
+function startedBy(info: SessionInfo): string {
+  return info.startedAs ?? /^none \((.+)\)$/.exec(info.model)?.[1] ?? 'program runs';
 }
 
 /** Whether a session never asked a model anything: one of program runs, or one left before its first prompt. */
@@ -104,7 +108,8 @@ export function showSessionCommand(id: string, options: ShowSessionOptions = {})
   const out = process.stdout;
   const name = info.name && info.name !== info.id ? ` · name ${visibleLine(info.name)}` : '';
   out.write(`session ${info.id}${name} · model ${info.model} · workspace ${info.workspace}\n`);
-  out.write(`${spending(log, undone, info.workspace)}\n`);
+  // A session of program runs asked no model: what made it, not a cost of nothing.
+  out.write(info.programsOnly ? `no model requests: the program runs of ${visibleLine(startedBy(info))} (fence trace list shows them)\n` : `${spending(log, undone, info.workspace)}\n`);
   for (const [index, message] of log.entries()) {
     if (index === 0 && message.role === 'system' && message.pinned && !options.systemPrompt) {
       const lines = message.content.split('\n').length;

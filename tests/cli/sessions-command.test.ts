@@ -121,6 +121,10 @@ describe('fence sessions list', () => {
     expect(lines[3]).toMatch(/^20250101-000000-aaaaaa\s.*\s0\s+—\s+fence run$/);
     expect(list.stdout).not.toContain('(no prompt yet)');
     expect(list.stdout).not.toContain('$0.0000');
+    const shown = await sessions(['show', '20250101']);
+    expect(shown.stdout.split('\n')[1]).toBe('no model requests: the program runs of fence run (fence trace list shows them)');
+    const served = lines[1]?.split(' ')[0] ?? '';
+    expect((await sessions(['show', served])).stdout.split('\n')[1]).toBe('no model requests: the program runs of fence mcp serve (fence trace list shows them)');
   });
 
   it('says so when there are no sessions', async () => {
