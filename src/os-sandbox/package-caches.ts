@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { holdsPasswordUrl, isWithheld } from './child-env';
 import { isWithin, realPathOf, type SandboxPolicy } from './policy';
 
 /**
@@ -95,7 +96,7 @@ export interface PackageEnvironmentOptions {
   network: boolean | string[];
   /** `[sandbox] pass_env` of the person's own config.toml: a variable named there and set in `env` is theirs, left as it is. */
   passEnv?: readonly string[];
-  /** fence's environment (what a variable to add to already holds). */
+  /** fence's environment: what a variable fence adds to already holds. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -103,7 +104,9 @@ export interface PackageEnvironmentOptions {
  * The variables to set in every process of the sandbox: each cache of `PACKAGE_CACHES` at its
  * folder under `cacheFolder`, and with no network the `OFFLINE_SETTINGS`. A variable the person
  * passes on (`pass_env`, and set) is theirs; one that adds to a value (`MAVEN_OPTS`) keeps
- * what `env` holds before fence's part. Never meant for a session without a sandbox.
+ * what `env` holds before fence's part, unless the shell would not get that value (see
+ * `childEnvironment`: a password in a URL), which it must not get this way either. Never meant
+ * for a session without a sandbox.
  */
 export function packageManagerEnvironment(options: PackageEnvironmentOptions): Record<string, string> {
   const env = options.env ?? process.env;
@@ -112,7 +115,9 @@ export function packageManagerEnvironment(options: PackageEnvironmentOptions): R
   const result: Record<string, string> = {};
   const put = (variable: string, value: string, append: boolean | undefined) => {
     if (theirs.has(variable)) return;
-    const before = append ? (result[variable] ?? env[variable] ?? '').trim() : '';
+    const own = env[variable];
+    const shown = own !== undefined && !isWithheld(variable) && !holdsPasswordUrl(own) ? own : '';
+    const before = append ? (result[variable] ?? shown).trim() : '';
     result[variable] = before === '' ? value : `${before} ${value}`;
   };
   const folder = options.cacheFolder;

@@ -68,6 +68,11 @@ describe('packageManagerEnvironment', () => {
     expect(env.MAVEN_ARGS).toBe('-B --offline');
   });
 
+  it("does not bring back a value the shell's environment withholds when adding to it", () => {
+    const env = packageManagerEnvironment({ cacheFolder: '/c', network: true, env: { MAVEN_OPTS: '-Dhttps.proxy=http://me:hunter2@proxy.corp:3128' } });
+    expect(env.MAVEN_OPTS).toBe('-Dmaven.repo.local=/c/maven');
+  });
+
   it('without a cache folder sets only the offline settings', () => {
     expect(packageManagerEnvironment({ network: false, env: {} })).toEqual(Object.fromEntries(OFFLINE_SETTINGS.map((setting) => [setting.variable, setting.value])));
     expect(packageManagerEnvironment({ network: true, env: {} })).toEqual({});
