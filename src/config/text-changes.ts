@@ -6,7 +6,8 @@ const CONTEXT_LINES = 2;
 /**
  * What changed from `before` to `after`, as the lines of a unified diff (`@@ -1,3 +1,4 @@`,
  * then ` kept`, `-removed`, `+added` lines), at most `maxLines` of them: the rest is counted
- * in a last line, `… 12 more lines`. No file header. A control character other than a tab is
+ * in a last line, `… 12 more lines`. No file header; a last line without a line feed is
+ * followed by `\ No newline at end of file`. A control character other than a tab is
  * shown as its control picture (`␛`, `␍`), so a line can neither drive the terminal nor
  * hide behind a carriage return; the caller still passes each line through the terminal's
  * sanitiser. Empty when the texts are the same.
@@ -16,8 +17,8 @@ export function textChanges(before: string, after: string, maxLines: number): st
   const lines: string[] = [];
   for (const hunk of patch.hunks) {
     lines.push(`@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@`);
-    // The diff library marks a last line without a line feed with a line of its own: left out.
-    for (const line of hunk.lines) if (!line.startsWith('\\')) lines.push(shownWhole(line));
+    // A last line without a line feed is followed by `\ No newline at end of file`, as diff writes it.
+    for (const line of hunk.lines) lines.push(shownWhole(line));
   }
   if (lines.length <= maxLines) return lines;
   const shown = lines.slice(0, Math.max(1, maxLines - 1));
