@@ -239,9 +239,9 @@ export class McpConnection {
     try {
       transport = this.makeTransport(live);
     } catch (error) {
-      // The sandbox could not be had (its filter cannot be made here).
+      // Its working folder is missing, or the sandbox could not be had (its filter cannot be made here).
       this.attempt = undefined;
-      return { error: `server ${this.name} could not be started in the sandbox: ${visibleText(errorText(error))}` };
+      return { error: `server ${this.name} did not start: ${visibleText(errorText(error))}` };
     }
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });
@@ -267,20 +267,17 @@ export class McpConnection {
       this.noted = true;
       this.onNote(`MCP server ${this.name} runs inside the sandbox: ${placement.reason}. Set sandbox = true in its entry to say so, or sandbox = false to run it outside anyway.`);
     }
-    const line =
-      placement.where === 'inside' && this.sandbox
-        ? this.sandbox.wrap(placement.command, placement.args, { cwd: placement.cwd, terminal: 'none' })
-        : { command: placement.command, args: placement.args };
-    if (placement.where === 'outside') {
-      if (!isFolder(placement.cwd)) throw new Error(`its working folder ${placement.cwd} does not exist`);
-      env.PATH = placement.path;
-    }
+    const wrapped = placement.where === 'inside' && this.sandbox !== undefined;
+    const line = wrapped && this.sandbox ? this.sandbox.wrap(placement.command, placement.args, { cwd: placement.cwd, terminal: 'none' }) : { command: placement.command, args: placement.args };
+    // Spawned there directly: a missing folder would read as a missing program.
+    if (!wrapped && !isFolder(placement.cwd)) throw new Error(`its working folder ${placement.cwd} does not exist`);
+    if (placement.where === 'outside') env.PATH = placement.path;
     return new DetachedStdioTransport({
       command: line.command,
       args: line.args,
       env,
       // bubblewrap itself starts in the workspace and moves to the server's folder inside.
-      cwd: placement.where === 'inside' && this.sandbox ? this.cwd : placement.cwd,
+      cwd: wrapped ? this.cwd : placement.cwd,
       onStderr: (chunk) => {
         this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_KEEP_CHARS);
       },

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -116,6 +118,40 @@ describe('McpConnection', () => {
     await connection.close();
     const after = await connection.callTool('echo', { text: 'x' }, signal());
     expect(after.failure).toBe('server finance is not available: the connection to server finance is closed');
+  });
+
+  it('says when the folder named as its cwd does not exist', async () => {
+    for (const missing of [join(workspace(), 'no-such-folder'), join(workspace(), '..', 'fence-no-such-folder')]) {
+      const result = await connect(mcpTestServer([], { cwd: missing, source: 'user' }), 'lost').connect();
+      expect(result).toEqual({ ok: false, error: `server lost did not start: its working folder ${resolve(missing)} does not exist` });
+    }
+  });
+
+  it('gives the server FENCE_WORKSPACE and ${workspace} in its arguments', async () => {
+    const [command = '', ...args] = mcpTestServer().args ?? [];
+    const connection = connect({ command: process.execPath, args: [command, ...args, '--root', '${workspace}'] });
+    const keys = JSON.parse(text(await connection.callTool('env-keys', {}, signal()))) as string[];
+    expect(keys).toContain('FENCE_WORKSPACE');
+    const pid = connection.pid ?? -1;
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain(workspace());
+  });
+
+  it('starts the server in a session of its own, and stops what it started in its group on close', async () => {
+    const marker = join(workspace(), 'child.pid');
+    const server = mcpTestServer();
+    const line = [server.command, ...(server.args ?? [])].map((word) => `'${word}'`).join(' ');
+    const connection = connect({ command: 'sh', args: ['-c', `sleep 300 & echo $! > '${marker}'; exec ${line}`] });
+    await connection.connect();
+    const pid = connection.pid ?? -1;
+    // Its session is its own: the session id in /proc/<pid>/stat (field 6) is its own pid.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    expect(Number(fields[3])).toBe(pid);
+    const child = Number(readFileSync(marker, 'utf8'));
+    expect(isAlive(child)).toBe(true);
+    await connection.close();
+    expect(isAlive(pid)).toBe(false);
+    for (let tries = 0; tries < 50 && isAlive(child); tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(isAlive(child)).toBe(false);
   });
 
   it('says when an HTTP server cannot be reached', async () => {
