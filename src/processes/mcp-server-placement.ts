@@ -70,9 +70,9 @@ const LAUNCHER_CACHES: readonly { programs: readonly string[]; caches: (env: Rec
  * - `sandbox = false`: outside as written, in its `cwd` or the workspace (the person's choice).
  * - Otherwise outside, in its `cwd` or the home folder, when each of these lies outside the
  *   writable paths, judged by real path: the working folder; the program (as found on `PATH`,
- *   or as written); every argument and value of its `env` that names an existing path, or is
- *   written as one (`tools/x.js`, `--config=/a/b`), as read from the workspace and from the
- *   working folder; and the cache of a package runner (`npx`'s `~/.npm`, `uvx`'s `~/.cache/uv`,
+ *   or as written); every argument and value of its `env` (or what follows `=` in one) that is
+ *   an absolute path, or a relative one that exists in the workspace or the working folder;
+ *   and the cache of a package runner (`npx`'s `~/.npm`, `uvx`'s `~/.cache/uv`,
  *   `pipx`'s folder). An argument that is the workspace itself (`${workspace}`) is the folder
  *   it works on, not code, and does not count. Else inside, with the reason.
  */
@@ -98,9 +98,12 @@ export function placeServer(input: PlacementInput): Placement {
   const words = [...(config.args ?? []).map((arg, index) => ({ word: arg, expanded: args[index] ?? arg })), ...Object.values(config.env ?? {}).map((value) => ({ word: value, expanded: value }))];
   for (const { word, expanded } of words) {
     for (const candidate of pathCandidates(word, expanded)) {
-      for (const path of [resolve(workspace, candidate), resolve(cwd, candidate)]) {
-        if ((looksLikePath(candidate) || existsSync(path)) && canWrite(path)) return inside(`its argument ${JSON.stringify(word)} names ${path}, where the sandbox can write`);
-      }
+      // An absolute path counts even before it exists (the model could make it); a relative one
+      // only where it exists: the server, run from a folder the sandbox cannot write, does not
+      // read it from the workspace.
+      const paths = isAbsolute(candidate) ? [candidate] : [resolve(workspace, candidate), resolve(cwd, candidate)].filter((path) => existsSync(path));
+      const written = paths.find((path) => canWrite(path));
+      if (written !== undefined) return inside(`its argument ${JSON.stringify(word)} names ${written}, where the sandbox can write`);
     }
   }
   const program = basename(config.command);
@@ -133,11 +136,6 @@ function pathCandidates(word: string, expanded: string): string[] {
   const expandedEquals = expanded.indexOf('=');
   if (equals !== -1 && expandedEquals !== -1) add(word.slice(equals + 1), expanded.slice(expandedEquals + 1));
   return candidates;
-}
-
-/** `./x`, `/x`, `tools/x.py`; not `https://…`, `@scope/package`, a bare word or text with spaces (a path with spaces counts when it exists). */
-function looksLikePath(word: string): boolean {
-  return word.includes('/') && !word.includes(':') && !word.startsWith('@') && !/\s/.test(word);
 }
 
 /** `~` and `~/…` in the home folder; anything else as it is. */

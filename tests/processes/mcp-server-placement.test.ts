@@ -63,8 +63,9 @@ describe('placeServer', () => {
 
   it('runs a server whose argument or env value names a writable path inside, by its real path', () => {
     expect(place({ command: 'node', args: ['server.js'] })).toMatchObject({ where: 'inside', reason: `its argument "server.js" names ${join(workspace, 'server.js')}, where the sandbox can write` });
-    expect(place({ command: 'node', args: ['tools/not-yet.js'] })).toMatchObject({ where: 'inside' });
+    // Absolute, before it exists; relative, where it exists (the server runs from the home folder, not the workspace).
     expect(place({ command: 'node', args: [`--config=${join(workspace, 'conf.json')}`] })).toMatchObject({ where: 'inside' });
+    expect(place({ command: 'node', args: ['tools/not-yet.js'] })).toMatchObject({ where: 'outside', cwd: home });
     expect(place({ command: 'serve', env: { PLUGINS: join(workspace, 'plugins') } })).toMatchObject({ where: 'inside' });
     // A link outside the workspace that leads into it.
     symlinkSync(join(workspace, 'server.js'), join(root, 'linked.js'));
@@ -76,8 +77,8 @@ describe('placeServer', () => {
     expect(place({ command: 'serve', args: ['${workspace}/server.js'] })).toMatchObject({ where: 'inside', args: [join(workspace, 'server.js')] });
   });
 
-  it('reads URLs, scoped packages and text with spaces as no path', () => {
-    expect(place({ command: 'npx', args: ['-y', '@scope/server', 'https://example.com/a/b', 'say a/b to it'] })).toMatchObject({ where: 'outside', cwd: home });
+  it('reads URLs, scoped packages, image names and text with spaces as no path', () => {
+    expect(place({ command: 'npx', args: ['-y', '@scope/server', 'https://example.com/a/b', 'say a/b to it', 'ghcr.io/org/image'] })).toMatchObject({ where: 'outside', cwd: home });
   });
 
   it('runs a server whose folder the sandbox can write inside: a cwd in the workspace, or a home folder made writable', () => {
@@ -93,5 +94,14 @@ describe('placeServer', () => {
     });
     expect(place({ command: 'npx', args: ['-y', 'pkg'], env: { npm_config_cache: join(workspace, 'cache') } })).toMatchObject({ where: 'inside' });
     expect(place({ command: 'npx', args: ['-y', 'pkg'] })).toMatchObject({ where: 'outside', command: join(bin, 'npx') });
+  });
+
+  it('runs uvx, pipx and docker as any program on the PATH: outside, unless their cache can be written', () => {
+    for (const program of ['uvx', 'pipx', 'docker']) writeFileSync(join(bin, program), '#!/bin/sh\n', { mode: 0o755 });
+    expect(place({ command: 'uvx', args: ['mcp-server-git', '--repository', '${workspace}'] })).toMatchObject({ where: 'outside', command: join(bin, 'uvx'), cwd: home });
+    expect(place({ command: 'pipx', args: ['run', 'mcp-server-fetch'] })).toMatchObject({ where: 'outside', command: join(bin, 'pipx') });
+    expect(place({ command: 'docker', args: ['run', '-i', '--rm', 'mcp/fetch'] })).toMatchObject({ where: 'outside', command: join(bin, 'docker') });
+    expect(place({ command: 'uvx', args: ['mcp-server-git'] }, { writable: [workspace, join(home, '.cache')] })).toMatchObject({ where: 'inside', reason: `uvx runs packages from ${join(home, '.cache', 'uv')}, where the sandbox can write` });
+    expect(place({ command: 'pipx', args: ['run', 'x'] }, { writable: [workspace, join(home, '.local', 'share')] })).toMatchObject({ where: 'inside' });
   });
 });
