@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { gitFolderRisk } from './git-folder-risk';
 import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders';
 import { processExists } from './owned-temp-dir';
-import { GIT_REDIRECTS, gitFoldersOf, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
+import { GIT_REDIRECTS, gitFoldersOf, guardedGitFolders, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
 
 export { GIT_REDIRECTS } from './workspace-git';
 
@@ -104,7 +104,7 @@ export function recordGitState(
     placeholders: [...placeholders],
     pid: process.pid,
     ...outside,
-    folders: found.folders.map((folder) => ({
+    folders: guardedGitFolders(workspace, git).map((folder) => ({
       path: folder.path,
       redirects: GIT_REDIRECTS.filter((name) => exists(join(folder.path, name))),
       hadConfig: exists(join(folder.path, 'config')),

@@ -99,6 +99,15 @@ export function gitProtectedPaths(workspace: string, git: WorkspaceGit): string[
   return [...new Set([...paths, ...found.gitFiles.map((file) => file.path)])];
 }
 
+/**
+ * The git folders of `git` that the git guard records and watches: those in `workspace`, and
+ * those of the repository holding it that lie in `git.guarded` (writable); not a read-only
+ * repository's, where nothing of the sandbox's can appear.
+ */
+export function guardedGitFolders(workspace: string, git: WorkspaceGit): GitFolder[] {
+  return git.found.folders.filter((folder) => within(folder.path, workspace) || git.guarded.some((root) => within(folder.path, root)));
+}
+
 /** What a git folder may hold that points git at config or hooks elsewhere. */
 export const GIT_REDIRECTS: readonly string[] = ['commondir', 'config.worktree'];
 
