@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { McpStdioServerConfig } from '../config/config-schema';
 import { isWithin, realPathOf } from '../os-sandbox/policy';
@@ -70,7 +70,7 @@ const LAUNCHER_CACHES: readonly { programs: readonly string[]; caches: (env: Rec
  * - `sandbox = false`: outside as written, in its `cwd` or the workspace (the person's choice).
  * - Otherwise outside, in its `cwd` or the home folder, when each of these lies outside the
  *   writable paths, judged by real path: the working folder; the program (as found on `PATH`,
- *   or as written); every argument and value of its `env` (or what follows `=` in one) that is
+ *   or as written) and the interpreter its `#!` line names; every argument and value of its `env` (or what follows `=` in one) that is
  *   an absolute path, or a relative one that exists in the workspace or the working folder;
  *   and the cache of a package runner (`npx`'s `~/.npm`, `uvx`'s `~/.cache/uv`,
  *   `pipx`'s folder). An argument that is the workspace itself (`${workspace}`) is the folder
@@ -94,6 +94,9 @@ export function placeServer(input: PlacementInput): Placement {
     if (program !== undefined && (isAbsolute(config.command) || existsSync(program)) && canWrite(program)) {
       return inside(`its program ${program} lies where the sandbox can write`);
     }
+    // A script's interpreter runs it (`#!/path/to/python`); `#!/usr/bin/env node` finds it on the PATH left below.
+    const interpreter = program === undefined ? undefined : interpreterOf(program);
+    if (interpreter !== undefined && canWrite(interpreter)) return inside(`its program ${program} is run by ${interpreter}, where the sandbox can write`);
   }
   const words = [...(config.args ?? []).map((arg, index) => ({ word: arg, expanded: args[index] ?? arg })), ...Object.values(config.env ?? {}).map((value) => ({ word: value, expanded: value }))];
   for (const { word, expanded } of words) {
@@ -136,6 +139,25 @@ function pathCandidates(word: string, expanded: string): string[] {
   const expandedEquals = expanded.indexOf('=');
   if (equals !== -1 && expandedEquals !== -1) add(word.slice(equals + 1), expanded.slice(expandedEquals + 1));
   return candidates;
+}
+
+/** The interpreter a script's first line (`#!…`) names, when it is an absolute path; undefined otherwise. */
+function interpreterOf(program: string): string | undefined {
+  let head = '';
+  try {
+    const fd = openSync(program, 'r');
+    try {
+      const buffer = Buffer.alloc(256);
+      head = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('latin1');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  if (!head.startsWith('#!')) return undefined;
+  const interpreter = head.slice(2).split('\n')[0]?.trim().split(/\s+/)[0] ?? '';
+  return isAbsolute(interpreter) ? interpreter : undefined;
 }
 
 /** `~` and `~/…` in the home folder; anything else as it is. */

@@ -61,6 +61,14 @@ describe('placeServer', () => {
     expect(place({ command: 'planted' })).toMatchObject({ where: 'inside', reason: `its program ${join(workspaceBin, 'planted')} lies where the sandbox can write` });
   });
 
+  it('runs a script whose #! interpreter lies in a writable folder inside', () => {
+    writeFileSync(join(workspace, 'python'), '#!/bin/sh\n', { mode: 0o755 });
+    writeFileSync(join(bin, 'tool-mcp'), `#!${join(workspace, 'python')} -u\nprint()\n`, { mode: 0o755 });
+    expect(place({ command: 'tool-mcp' })).toMatchObject({ where: 'inside', reason: `its program ${join(bin, 'tool-mcp')} is run by ${join(workspace, 'python')}, where the sandbox can write` });
+    writeFileSync(join(bin, 'env-mcp'), '#!/usr/bin/env node\n', { mode: 0o755 });
+    expect(place({ command: 'env-mcp' })).toMatchObject({ where: 'outside', path: bin });
+  });
+
   it('runs a server whose argument or env value names a writable path inside, by its real path', () => {
     expect(place({ command: 'node', args: ['server.js'] })).toMatchObject({ where: 'inside', reason: `its argument "server.js" names ${join(workspace, 'server.js')}, where the sandbox can write` });
     // Absolute, before it exists; relative, where it exists (the server runs from the home folder, not the workspace).
