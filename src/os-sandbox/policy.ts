@@ -281,13 +281,18 @@ export function writeRefusal(policy: SandboxPolicy, absolute: string, shown: str
   if (guard !== undefined && basename(guard) === '.git') {
     return `${named} cannot be written: the workspace has no git repository, and one made inside the sandbox could run hooks outside it later. Ask the user to create it (git init) outside fence.`;
   }
-  if (guard !== undefined && !isFenceOrGitPath(policy.workspace, guard)) {
+  if (guard !== undefined && !isFenceOrGitPath(policy.workspace, guard) && !inGitFolder(policy, guard)) {
     return `${named} is protected by the sandbox: it stays read-only in this session, being a start-up file of the shell, git or the desktop, or code that a tool runs outside the sandbox. If it must change, tell the user what to change.`;
   }
   if (guard !== undefined) {
     return `${named} is protected by the sandbox: fence.toml, .fence/ and git's hooks and config stay read-only. If it must change, tell the user what to change.`;
   }
   return `${named} cannot be written: the sandbox lets this session write only in ${writableNames(policy)}. Write there instead.`;
+}
+
+/** Whether the protected path `guard` lies in a git folder the policy's survey found (a nested repository's, the repository's above the workspace). */
+function inGitFolder(policy: SandboxPolicy, guard: string): boolean {
+  return (policy.git?.found.folders ?? []).some((folder) => isWithin(guard, folder.path));
 }
 
 /** Whether the protected path `guard` is fence's configuration or git's, in `workspace` (or a submodule's). */

@@ -136,15 +136,21 @@ describe.skipIf(bubblewrapMissing)('git in a workspace whose repository keeps it
 });
 
 describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on the host run its code, nor write the repository's other files", () => {
-  it("the repository's hooks are read-only", async () => {
+  it("the repository's hooks are read-only, from the shell and from the file tools", async () => {
     const app = monorepo(rig());
-    script(rig(), [block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > ../../.git/hooks/pre-commit; chmod +x ../../.git/hooks/pre-commit`), 'Done.']);
+    script(rig(), [
+      block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > ../../.git/hooks/pre-commit; chmod +x ../../.git/hooks/pre-commit`),
+      block('save ../../.git/hooks/post-checkout', `#!/bin/sh\ntouch ${marker(rig())}`),
+      'Done.',
+    ]);
     const result = await fenceAt(rig(), app);
 
     expect(result.exitCode, result.stderr).toBe(0);
-    const [hook] = results(rig());
+    const [hook, saved] = results(rig());
     expect(hook).toMatch(/pre-commit: Read-only file system/);
     expect(hook).toMatch(/Note: git's hooks and configuration stay read-only in the sandbox/);
+    expect(saved).toMatch(/post-checkout .*is protected by the sandbox: fence\.toml, \.fence\/ and git's hooks and config stay read-only/);
+    expect(existsSync(join(rig().workspace, '.git', 'hooks', 'post-checkout'))).toBe(false);
     expect(existsSync(join(rig().workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(gitRunsModelCode(rig())).toBe(false);
   }, 180_000);
