@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { unsandboxedCodePaths } from '../../src/cli/unsandboxed-commands';
+import { unsandboxedCodePaths, unsandboxedCommands } from '../../src/cli/unsandboxed-commands';
 import { mcpTestServer } from '../support/mcp-test-config';
 import { bubblewrapMissing, fenceIn, KEY_MARKER, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
@@ -121,5 +121,20 @@ describe('unsandboxedCodePaths', () => {
         .map((name) => join(workspace, name))
         .sort(),
     );
+  });
+
+  it("takes a sandbox = false server's cwd, and the workspace given as ${workspace} for a folder to work on, not code", () => {
+    const config = {
+      tools: {},
+      mcpServers: {
+        files: { command: 'node', args: ['${workspace}/tools/files.js', '--root', '${workspace}'], sandbox: false, source: 'user' as const },
+        away: { command: 'npx', args: ['-y', 'pkg'], cwd: '~/mcp', sandbox: false, source: 'user' as const },
+        mine: { command: 'npx', args: ['-y', 'pkg'], source: 'user' as const },
+      },
+    };
+    expect(unsandboxedCommands(config, workspace, '/home/you')).toEqual([
+      { words: ['node', join(workspace, 'tools/files.js'), '--root'], cwd: workspace },
+      { words: ['npx', '-y', 'pkg'], cwd: '/home/you/mcp' },
+    ]);
   });
 });
