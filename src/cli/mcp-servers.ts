@@ -86,10 +86,14 @@ function prepareServer(
   const connection = lazyConnection({ name, config, cwd, onToolsChanged, ...(sandbox ? { sandbox } : {}) });
   const cached = file && !cache.refresh ? readCache(file, now()) : undefined;
   if (cached) return { name, config, connection, cached };
-  const listing = connection.listTools().then((listed) => {
-    if (listed.ok && file) writeCache(file, { listedAt: now(), tools: listed.tools });
-    return listed;
-  });
+  const listing = connection.listTools().then(
+    (listed) => {
+      if (listed.ok && file) writeCache(file, { listedAt: now(), tools: listed.tools });
+      return listed;
+    },
+    // Failures come back as results; anything thrown (the SDK failing to load) is one too.
+    (error: unknown): McpListResult => ({ ok: false, error: error instanceof Error ? error.message : String(error) }),
+  );
   return { name, config, connection, listing };
 }
 
