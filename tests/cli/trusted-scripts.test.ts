@@ -46,9 +46,13 @@ function fence(args: string[]) {
   return runFence(args, { cwd: cli.dirs.workspace, env: { ...cli.env(), HOME: home } });
 }
 
+/**
+ * One run whose model first waits, up to 10 s, for the server's mark: a session does not wait
+ * for its MCP servers, so a run that ended at once could end before a server it starts has run.
+ */
 async function runOnce(): Promise<{ stderr: string; started: boolean }> {
   rmSync(join(cli.dirs.workspace, STARTED), { force: true });
-  cli.server.reply((r) => r.text('Done.'));
+  cli.server.reply((r) => r.text(`\`\`\`shell\nfor i in $(seq 100); do [ -e ${STARTED} ] && break; sleep 0.1; done\n\`\`\``)).reply((r) => r.text('Done.'));
   const run = await fence(['-n', '-m', 'local/test', 'hello']);
   expect(run.exitCode).toBe(0);
   return { stderr: run.stderr, started: existsSync(join(cli.dirs.workspace, STARTED)) };
