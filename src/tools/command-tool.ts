@@ -67,14 +67,14 @@ export function createCommandTool(name: string, config: CommandToolConfig): Tool
     ...(config.returns === undefined ? {} : { returns: config.returns }),
     resource: (input) => JSON.stringify(input),
     async execute(input, ctx) {
-      if (ctx.signal.aborted) return failure(`${name} was interrupted before it started`);
+      if (ctx.signal.aborted) return failure(`${name} was interrupted before it started`, { interrupted: true });
       const cwd = resolve(ctx.workspace, expandHome(config.cwd ?? '.'));
       if (!isDirectory(cwd)) return failure(`${name}: its working folder ${cwd} does not exist`);
       const [file = '', ...args] = config.command;
       // Inside the session's sandbox unless the user's own configuration takes it out.
       const line = config.sandbox === false || !ctx.wrapInSandbox ? { command: file, args } : ctx.wrapInSandbox(file, args, { cwd, terminal: 'none' });
       const run = await runCommand(config, line, JSON.stringify(input), cwd, timeoutSeconds, ctx.signal);
-      if (run === 'aborted') return failure(`${name} was interrupted`);
+      if (run === 'aborted') return failure(`${name} was interrupted`, { interrupted: true });
       return toToolResult(name, config, timeoutSeconds, run);
     },
   });
@@ -147,7 +147,7 @@ function toToolResult(name: string, config: CommandToolConfig, timeoutSeconds: n
   const stderr = tailLines(result.stderr ?? '', STDERR_TAIL_LINES);
   const details = { command: config.command, exitCode: result.exitCode, signal: result.signal, stderr };
   const withStderr = (message: string) => failure(stderr ? `${message}:\n${stderr}` : message, details);
-  if (run.stoppedBy === 'abort') return failure(`${name} was interrupted`, details);
+  if (run.stoppedBy === 'abort') return failure(`${name} was interrupted`, { ...details, interrupted: true });
   if (run.stoppedBy === 'timeout') return withStderr(`${name} timed out after ${seconds(timeoutSeconds * 1000)} and was stopped`);
   if (result.isMaxBuffer) return failure(`${name} printed more than ${COMMAND_OUTPUT_LIMIT_BYTES / (1024 * 1024)} MB and was stopped`, details);
   if (result.exitCode === undefined && result.signal === undefined) {

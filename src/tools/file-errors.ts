@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { ToolContext, ToolResult } from './define-tool';
 import { boundaryRefusal, inSandboxView, sandboxShownPath, type FileUse } from './file-boundary';
+import { sandboxPlaceholders } from './sandbox-placeholders';
 import { plural } from './text-file';
 import { ToolInputError } from './tool-error';
 import { displayPath, locateFile, type WorkspaceFile } from './workspace-path';
@@ -36,7 +37,10 @@ export async function runOnFile(
   } catch (error) {
     if (error instanceof ToolInputError) return { output: error.message, isError: true };
     const code = errorCode(error);
-    if (code === 'ENOENT') return { output: await describeMissingPath(workspace, file.absolute, (absolute) => sandboxShownPath(ctx, absolute)), isError: true };
+    if (code === 'ENOENT') {
+      const output = await describeMissingPath(workspace, file.absolute, (absolute) => sandboxShownPath(ctx, absolute), sandboxPlaceholders(ctx.sandboxPolicy));
+      return { output, isError: true };
+    }
     const message = code === undefined ? undefined : fileErrorMessage(code, file.shown);
     if (message !== undefined) return { output: message, isError: true };
     throw error;
@@ -55,9 +59,15 @@ export function binaryFileRefusal(shown: string, size: number, refusal: string):
 /**
  * Says that `absolute` does not exist, naming up to three entries of its folder with a
  * similar name (same name in another case, same name with another extension, or a name a
- * couple of typos away), or saying that the folder itself is missing.
+ * couple of typos away), or saying that the folder itself is missing. Entries `hidden` says
+ * are not there for the model (the sandbox's placeholders) are never named.
  */
-export async function describeMissingPath(workspace: string, absolute: string, show = (path: string) => displayPath(workspace, path)): Promise<string> {
+export async function describeMissingPath(
+  workspace: string,
+  absolute: string,
+  show = (path: string) => displayPath(workspace, path),
+  hidden: (path: string) => boolean = () => false,
+): Promise<string> {
   const shown = show(absolute);
   const folder = dirname(absolute);
   let names: string[];
@@ -66,7 +76,8 @@ export async function describeMissingPath(workspace: string, absolute: string, s
   } catch {
     return `${shown} does not exist (nor does the folder ${show(folder)})`;
   }
-  const similar = similarNames(basename(absolute), names).map((name) => show(join(folder, name)));
+  const visible = names.filter((name) => !hidden(join(folder, name)));
+  const similar = similarNames(basename(absolute), visible).map((name) => show(join(folder, name)));
   if (similar.length === 0) return `${shown} does not exist`;
   return `${shown} does not exist; did you mean ${similar.join(' or ')}?`;
 }

@@ -6,6 +6,7 @@ import { previewFileChange } from './file-preview';
 import { createAdmitted, openAdmitted, readOpened, rewriteOpened, type OpenedFile } from './opened-file';
 import { applyPatch, parsePatch, type LineChange } from './patch-hunks';
 import { isBinary, plural } from './text-file';
+import { sandboxPlaceholders } from './sandbox-placeholders';
 import { pathResource } from './workspace-path';
 
 const BOM = '\uFEFF';
@@ -82,7 +83,7 @@ export const patchTool = defineTool({
         const applied = applyPatch(before, parsed.hunks, file.shown);
         if (!applied.ok) {
           if (existing === undefined) {
-            const missing = await describeMissingPath(ctx.workspace, file.absolute);
+            const missing = await describeMissingPath(ctx.workspace, file.absolute, undefined, sandboxPlaceholders(ctx.sandboxPolicy));
             return { output: `${missing} (to create a new file, use save)`, isError: true };
           }
           return { output: applied.error, isError: true };

@@ -24,11 +24,13 @@ describe.skipIf(bubblewrapMissing)('the empty folders the sandbox holds protecte
       block('glob', 'fence.toml'),
       block('grep .fence', 'TODO'),
       block('grep', 'TODO'),
+      // A misspelt name is not answered with a placeholder's.
+      block('read', 'fence.tom'),
       'Done.',
     ]);
     const run = await fenceIn(r, ['-n', 'look around']);
     expect(run.exitCode).toBe(0);
-    const [ls, , listing, readToml, globToml, grepFence, grepAll] = results();
+    const [ls, , listing, readToml, globToml, grepFence, grepAll, misspelt] = results();
     expect(ls).toMatch(/^fence\.toml$/m);
     expect(ls).toMatch(/^\.fence$/m);
     // read lists what is the workspace's, an empty folder the model made among it, and no placeholder.
@@ -41,6 +43,7 @@ describe.skipIf(bubblewrapMissing)('the empty folders the sandbox holds protecte
     expect(globToml).toBe('no files match fence.toml');
     expect(grepFence).toBe('.fence does not exist');
     expect(grepAll).toContain('README.md:2: TODO: write it');
+    expect(misspelt).toBe('fence.tom does not exist');
     expect(sessionLog(r)[0]?.content).toContain(SANDBOX_PLACEHOLDERS_NOTE);
   });
 

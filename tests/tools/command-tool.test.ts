@@ -181,8 +181,8 @@ describe('createCommandTool', () => {
     const controller = new AbortController();
     const pending = run(tool, {}, controller.signal);
     controller.abort();
-    expect(await pending).toMatchObject({ isError: true, output: 'endless was interrupted' });
-    expect(await run(tool, {}, controller.signal)).toMatchObject({ isError: true, output: 'endless was interrupted before it started' });
+    expect(await pending).toMatchObject({ isError: true, output: 'endless was interrupted', details: { interrupted: true } });
+    expect(await run(tool, {}, controller.signal)).toMatchObject({ isError: true, output: 'endless was interrupted before it started', details: { interrupted: true } });
   });
 
   it('reports output that is not JSON, and no output at all', async () => {
