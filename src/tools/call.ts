@@ -74,8 +74,9 @@ export function createCallTool(tools: readonly ToolSpec[], format: ToolFormat = 
  * The tool a call names and its arguments: an object as given (natively), or read from the
  * body (the same lenient JSON reading as native calls: a small repair is fine, an array or a
  * string is not). A tool of an MCP server still starting is waited for (until `signal`
- * aborts). Or the error the model gets: no such tool (or why its server has none), a tool only for programs or (in
- * markdown and XML) with a block of its own, or JSON that cannot be read.
+ * aborts). Or the error the model gets: no such tool (or why its server has none), a tool
+ * only for programs or (in markdown and XML) with a block of its own, or JSON that cannot be
+ * read.
  */
 export async function resolveCall(
   input: Record<string, unknown>,
