@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { gitFolderRisk } from './git-folder-risk';
 import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders';
 import { processExists } from './owned-temp-dir';
+import { disableNewExecSteps, rebaseTodoDigest, rebaseTodoPath } from './rebase-todo';
 import { GIT_REDIRECTS, gitFoldersOf, guardedGitFolders, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
 
 export { GIT_REDIRECTS } from './workspace-git';
@@ -50,6 +51,8 @@ export interface GuardedGitFolder {
   redirects: string[];
   /** Whether its `config` existed: if not, one that appears is judged as a new folder's. */
   hadConfig: boolean;
+  /** A digest of its rebase todo, when a rebase was in progress (see `rebase-todo.ts`). */
+  rebaseTodo?: string;
 }
 
 /** What a session started with, kept until its sweep. */
@@ -108,6 +111,7 @@ export function recordGitState(
       path: folder.path,
       redirects: GIT_REDIRECTS.filter((name) => exists(join(folder.path, name))),
       hadConfig: exists(join(folder.path, 'config')),
+      ...optionalDigest(rebaseTodoDigest(folder.path)),
     })),
     gitFiles: found.gitFiles.map((file) => file.path),
     // A `.git` that is a link counts as protected too: replaced by a folder, it would be a new repository.
@@ -137,6 +141,10 @@ export function sweepGitState(record: GitGuardRecord, report: (line: string) => 
   for (const { path } of found.folders) {
     const before = known.get(path);
     for (const name of GIT_REDIRECTS) removeRedirect(join(path, name), before, known, report);
+    const disabled = disableNewExecSteps(path, before?.rebaseTodo);
+    if (disabled > 0) {
+      report(`${rebaseTodoPath(path)}, written in the sandbox, held ${disabled === 1 ? 'a command' : `${disabled} commands`} for git rebase --continue to run (exec): turned into comments, which git skips; read the todo before going on`);
+    }
     if (before?.hadConfig) continue;
     const risk = gitFolderRisk(path);
     if (risk !== undefined) disableGitFolder(path, risk, report);
@@ -148,6 +156,10 @@ export function sweepGitState(record: GitGuardRecord, report: (line: string) => 
     if (target !== undefined && existsFolder(target) && gitFolderRisk(target) === undefined) continue;
     moveAside(file.path, (aside) => report(`${file.path}, written in the sandbox, pointed git at a folder fence cannot vouch for: renamed to ${aside}; look at it before renaming it back`));
   }
+}
+
+function optionalDigest(digest: string | undefined): { rebaseTodo?: string } {
+  return digest === undefined ? {} : { rebaseTodo: digest };
 }
 
 /**
