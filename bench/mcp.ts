@@ -1,8 +1,9 @@
 /**
  * MCP servers at session start: from spawning `fence -n` in the finance example's MCP
  * workspace to the fake model server having the first request, once with an empty FENCE_HOME
- * (the server is started and listed before the prompt is written) and once with its tools in
- * the cache (the server is not started, since the prompt needs no tool).
+ * (the server is started beside the first request, which does not wait for it) and once with
+ * its tools in the cache, put there by `fence mcp list` (the server is not started, since the
+ * prompt needs no tool).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,7 +41,9 @@ export async function mcpStartFigures(): Promise<{ listedMs: number; cachedMs: n
   const listed: number[] = [];
   for (let i = 0; i < 7; i++) listed.push(await toFirstRequest(mkdtempSync(join(tmpdir(), 'fence-bench-mcp-'))));
   const warm = mkdtempSync(join(tmpdir(), 'fence-bench-mcp-'));
-  await toFirstRequest(warm);
+  // A run no longer waits for the listing, so it may end before the cache is written: mcp list waits.
+  trustWorkspace(MCP_EXAMPLE, warm);
+  await execa(process.execPath, [BIN, 'mcp', 'list'], { cwd: MCP_EXAMPLE, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: warm, FENCE_HOME: warm }, extendEnv: false, input: '' });
   const cached: number[] = [];
   for (let i = 0; i < 7; i++) cached.push(await toFirstRequest(warm));
   return { listedMs: median(listed), cachedMs: median(cached) };
