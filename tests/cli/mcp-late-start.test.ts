@@ -153,6 +153,20 @@ describe('an MCP server that does not start', () => {
     expect(processesTagged(tag)).toEqual([]);
   });
 
+  it('costs its line on stderr in the JSON outputs too, whose stdout stays JSON alone', { timeout: 90_000 }, async () => {
+    configureLate({ NEVER_ANSWER: '1' }, { timeout: 2 });
+    cli.server.reply((r) => r.text('No tools needed.')).reply((r) => r.text('Still none.'));
+    const json = await fence(['--output-format', 'json', 'hello']);
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ result: 'No tools needed.', is_error: false });
+    expect(calcLines(json.stderr)).toHaveLength(1);
+    const stream = await fence(['--output-format', 'stream-json', 'hello']);
+    expect(stream.exitCode, stream.stderr).toBe(0);
+    const lines = stream.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; result?: string });
+    expect(lines.at(-1)).toMatchObject({ type: 'result', result: 'Still none.' });
+    expect(calcLines(stream.stderr)).toHaveLength(1);
+  });
+
   it('that exits before it answers costs one line when it fails, and a call to its tools says why', { timeout: 90_000 }, async () => {
     const { marks } = configureLate({ EXIT_AFTER_MS: '2000' });
     const exited = markSeenAtEachRequest(marks, 'exiting');
