@@ -244,17 +244,18 @@ export async function openMcpServers(
   };
 
   for (const [name, serverConfig] of entries) {
-    const server: ServerState = { name, prepared: undefined as unknown as PreparedServer, state: 'ready', tools: [], prefix: mcpToolName(name, ''), done: Promise.resolve() };
-    server.prepared = prepareServer(name, serverConfig, cwd, cache, sandbox, (tools) => {
+    let relisted: ((tools: McpToolInfo[]) => void) | undefined;
+    const prepared = prepareServer(name, serverConfig, cwd, cache, sandbox, (tools) => relisted?.(tools));
+    const { cached, listing } = prepared;
+    const server: ServerState = { name, prepared, state: listing ? 'starting' : 'ready', tools: [], prefix: mcpToolName(name, ''), done: Promise.resolve() };
+    relisted = (tools) => {
       if (closed || server.state !== 'ready') return;
       take(server, tools);
       tell({ server: name, kind: 'relisted' });
-    });
+    };
     servers.push(server);
-    const { cached, listing } = server.prepared;
     if (cached) take(server, cached);
     if (!listing) continue;
-    server.state = 'starting';
     server.done = listing.then((listed) => {
       if (closed) return;
       if (!listed.ok) {
