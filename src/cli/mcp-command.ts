@@ -3,7 +3,7 @@ import { trustNotice } from '../config/trust';
 import type { McpServerConfig } from '../config/config-schema';
 import { visibleLine, visibleText } from '../processes/visible-text';
 import { createMcpTools } from '../tools/mcp-tool';
-import { connectMcpServers, mcpToolCacheDir } from './mcp-servers';
+import { connectMcpServers, mcpToolCacheDir, whyNotStarted } from './mcp-servers';
 import { resolveWorkspace } from './workspace';
 
 /** Options of `fence mcp list`; the streams and environment are there for tests. */
@@ -47,7 +47,7 @@ export async function mcpListCommand(options: McpListOptions = {}): Promise<numb
     const blocks = started.map((server) => {
       // Names, descriptions and errors come from the configuration and the servers: shown, never acted on by the terminal.
       const head = visibleLine(`${server.name} (${transportText(server.config)})`);
-      if (!server.listed) return [head, `  did not start: ${visibleText(server.error ?? 'unknown error')}`.replace(/\n/g, '\n    ')];
+      if (!server.listed) return [head, `  did not start: ${visibleText(whyNotStarted(server.name, server.error ?? 'unknown error'))}`.replace(/\n/g, '\n    ')];
       const tools = createMcpTools(server.name, server.config, server.connection, server.listed);
       if (tools.length === 0) return [head, '  (no tools)'];
       const width = Math.max(...tools.map((tool) => tool.name.length));

@@ -18,7 +18,7 @@ export function mcpToolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** What a session needs of a server's connection: calling its tools, and stopping it. */
-export type McpLink = Pick<McpConnection, 'callTool' | 'close'>;
+export type McpLink = Pick<McpConnection, 'callTool' | 'close'> & Partial<Pick<McpConnection, 'stopStarting'>>;
 
 /** A connection that can also list the server's tools again (when it says they changed). */
 type ListingLink = McpLink & Pick<McpConnection, 'listTools'>;
@@ -261,7 +261,7 @@ export async function openMcpServers(
       if (!listed.ok) {
         server.state = 'failed';
         server.error = oneLine(listed.error);
-        problem(`MCP server ${name} did not start: ${server.error}`);
+        problem(`MCP server ${name} did not start: ${indentedBelow(whyNotStarted(name, listed.error))}`);
         return;
       }
       server.state = 'ready';
@@ -305,7 +305,11 @@ export async function openMcpServers(
         closed = true;
         for (const server of starting) problem(`MCP server ${server.name} did not start: it was still starting when the session ended`);
         // A server still starting is stopped without waiting: its connection ends once the start does.
-        for (const server of starting) void server.prepared.connection.close().catch(() => undefined);
+        for (const server of starting) {
+          // Killed now: fence may exit before an asynchronous stop would have run.
+          server.prepared.connection.stopStarting?.();
+          void server.prepared.connection.close().catch(() => undefined);
+        }
         const ready = servers.filter((server) => !starting.includes(server));
         await Promise.all(ready.map((server) => server.prepared.connection.close()));
       })()),
@@ -342,8 +346,10 @@ function untilAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<v
  */
 function lazyConnection(options: McpConnectionOptions): ListingLink {
   let real: Promise<McpConnection> | undefined;
-  const connect = () => (real ??= import('../processes/mcp-connection').then(({ McpConnection }) => new McpConnection(options)));
+  let made: McpConnection | undefined;
+  const connect = () => (real ??= import('../processes/mcp-connection').then(({ McpConnection }) => (made = new McpConnection(options))));
   return {
+    stopStarting: () => made?.stopStarting(),
     callTool: async (tool, args, signal) => (await connect()).callTool(tool, args, signal),
     listTools: async () => (await connect()).listTools(),
     close: async () => {
@@ -405,6 +411,25 @@ function writeCache(file: string, cached: CachedTools): void {
   } catch {
     // Nothing lost: the server is listed again next time.
   }
+}
+
+/**
+ * Why the server `name` did not start, for a line that names it already: the connection's
+ * error without its own leading `server <name>` and `did not start:`.
+ */
+export function whyNotStarted(name: string, error: string): string {
+  const named = `server ${name} `;
+  const text = error.startsWith(named) ? error.slice(named.length) : error;
+  return text.startsWith('did not start: ') ? text.slice('did not start: '.length) : text;
+}
+
+/** `text` with its lines after the first indented by two spaces, under the line they belong to; blank lines dropped. */
+function indentedBelow(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, index) => (index === 0 ? line : `  ${line.trim()}`))
+    .join('\n');
 }
 
 /** A message on one line: its lines joined with " | ". */

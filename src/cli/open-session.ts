@@ -136,7 +136,7 @@ function openWithTools(
   const toolset = buildToolset(options.config, traceSession, mcp.tools, programs);
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
-  const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto);
+  const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto, mcp.starting);
   const registry = new ToolRegistry(tools, mcp.absent);
   const info = {
     model: options.modelId,

@@ -46,7 +46,7 @@ export function followMcpServers(servers: LiveMcpServers, parts: SessionToolPart
       said.add(problem);
       parts.warn(`fence: ${problem}`);
     }
-    const tools = sessionTools(toolset, parts.format, parts.auto);
+    const tools = sessionTools(toolset, parts.format, parts.auto, servers.starting);
     try {
       parts.registry.replace(tools);
     } catch (error) {

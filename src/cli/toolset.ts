@@ -97,8 +97,8 @@ export function buildToolset(
  * tool cannot be called otherwise (see `createCallTool`), then, in an autonomous run,
  * `complete`.
  */
-export function sessionTools(toolset: Pick<Toolset, 'tools' | 'ptcOptions'>, format: ToolFormat, auto = false): ToolSpec[] {
-  const call = createCallTool(toolset.tools, format);
+export function sessionTools(toolset: Pick<Toolset, 'tools' | 'ptcOptions'>, format: ToolFormat, auto = false, startingServers: readonly string[] = []): ToolSpec[] {
+  const call = createCallTool(toolset.tools, format, startingServers);
   // Natively the tools' definitions give their arguments: ptc names those tools instead of declaring them.
   const tools = format === 'tool' ? toolset.tools.map((tool) => (tool.name === 'ptc' ? createPtcTool({ ...toolset.ptcOptions, native: true }) : tool)) : toolset.tools;
   return [...tools, ...(call ? [call] : []), ...(auto ? [completeTool] : [])];

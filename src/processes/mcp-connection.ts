@@ -132,6 +132,8 @@ export class McpConnection {
   private readonly startTimeoutMs: number;
   private attempt: Promise<{ live: Live } | { error: string }> | undefined;
   private current: Live | undefined;
+  /** The connection being made, until its server answered or failed: what `close` stops at once. */
+  private connecting: Live | undefined;
   private stderr = '';
   private closing: Promise<void> | undefined;
   private readonly onToolsChanged: (() => void) | undefined;
@@ -204,9 +206,28 @@ export class McpConnection {
     }
   }
 
+  /**
+   * Kills at once, without waiting, the process group of a stdio server still starting: for a
+   * session that ends now and will not wait for `close` (outside the sandbox nothing else would
+   * stop a server that never answers). Does nothing once the server has answered.
+   */
+  stopStarting(): void {
+    const pid = this.connecting?.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Gone already, or not a group leader (it is: stdio servers start in a session of their own).
+    }
+  }
+
   /** Ends the connection and stops a stdio server; see the class. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // A start under way is not waited for: closing its client stops the server's process
+      // group, so a server that never answers cannot outlive the session (outside the sandbox
+      // nothing else would stop it), and the start fails at once.
+      await this.connecting?.client.close().catch(() => undefined);
       const outcome = await this.attempt;
       const live = outcome && 'live' in outcome ? outcome.live : undefined;
       if (!live) return;
@@ -243,13 +264,16 @@ export class McpConnection {
       this.attempt = undefined;
       return { error: `server ${this.name} did not start: ${visibleText(errorText(error))}` };
     }
+    this.connecting = live;
     try {
       await client.connect(transport, { timeout: this.startTimeoutMs });
     } catch (error) {
-      const message = this.describeFailure(error, live, 'start');
+      const message = this.closing ? `server ${this.name} was stopped before it answered: the session ended` : this.describeFailure(error, live, 'start');
       await client.close().catch(() => undefined);
       this.attempt = undefined; // the next call tries again
       return { error: message };
+    } finally {
+      this.connecting = undefined;
     }
     this.current = live;
     return { live };

@@ -9,10 +9,24 @@ import { visibleText } from './visible-text';
 /** Lines of a server's stderr quoted in a message. */
 export const STDERR_TAIL_LINES = 5;
 
-/** The last `STDERR_TAIL_LINES` non-empty lines of `stderr`, made safe to print (see `visibleText`); '' when there are none. */
+/** A line that states an error, as runtimes and package runners print one (`Error: …`, `npm error …`, `ModuleNotFoundError: …`). */
+const ERROR_LINE = /^\s*(?:[A-Za-z]*Error\b|error\b|npm error\b|npm ERR!|Traceback\b|fatal\b|panic\b)/;
+
+/** A frame of a stack trace (`    at f (file:1:2)`, Python's `  File "x", line 3`). */
+const STACK_FRAME = /^\s+(?:at\s|File ")/;
+
+/**
+ * The last `STDERR_TAIL_LINES` non-empty lines of `stderr` that are not stack frames, made
+ * safe to print (see `visibleText`); '' when there are none. When the line that states the
+ * error (Node's `Error: Cannot find module …`, npm's `npm error …`) came earlier, it leads,
+ * followed by `…`: a runtime's last lines are often only the end of a stack trace.
+ */
 export function stderrTail(stderr: string): string {
-  const lines = stderr.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '');
-  return visibleText(lines.slice(-STDERR_TAIL_LINES).join('\n'));
+  const lines = stderr.split('\n').map((line) => line.trimEnd()).filter((line) => line.trim() !== '' && !STACK_FRAME.test(line));
+  const tail = lines.slice(-STDERR_TAIL_LINES);
+  const stated = lines.findLast((line) => ERROR_LINE.test(line));
+  const shown = stated === undefined || tail.includes(stated) ? tail : [stated, '…', ...tail.slice(-(STDERR_TAIL_LINES - 2))];
+  return visibleText(shown.join('\n'));
 }
 
 /** Where the server ran, as far as a hint needs to know. */

@@ -28,13 +28,15 @@ export function callableByCall(tools: readonly ToolSpec[], format: ToolFormat = 
  * such tool. The instructions point to `ptc`'s listing for the tools programs may call too,
  * and list the others (declared, by one line, or counted, as they are listed). `runToolUse`
  * runs a call as the tool it names (see `resolveCall`); `execute` is reached only when
- * something runs `call` by itself.
+ * something runs `call` by itself. In markdown and XML, while MCP servers are still starting
+ * (`starting`, their names) and no tool needs `call` yet, it is there all the same: a model
+ * told of their tools (or that knows them) writes a call block, which must be read as one.
  */
-export function createCallTool(tools: readonly ToolSpec[], format: ToolFormat = 'markdown'): ToolSpec | undefined {
+export function createCallTool(tools: readonly ToolSpec[], format: ToolFormat = 'markdown', starting: readonly string[] = []): ToolSpec | undefined {
   const targets = callableByCall(tools, format);
   const first = targets[0];
-  if (!first) return undefined;
   const native = format === 'tool';
+  if (!first) return native || starting.length === 0 ? undefined : startingServersCall(starting);
   const others = native ? targets : targets.filter((tool) => !tool.callers.includes('program'));
   const full = others.filter((tool) => !tool.brief);
   const brief = others.filter((tool) => tool.brief && !tool.hidden);
@@ -64,6 +66,31 @@ export function createCallTool(tools: readonly ToolSpec[], format: ToolFormat = 
     block: native ? {} : { args: ['tool'], content: 'arguments' },
     callers: ['direct'],
     mutating: targets.some((tool) => tool.mutating),
+    async execute() {
+      return { output: 'call runs the tool it names; it has nothing to run by itself.', isError: true };
+    },
+  });
+}
+
+/** `call` before any tool needs it: for the tools of MCP servers still starting, which it waits for. */
+function startingServersCall(starting: readonly string[]): ToolSpec {
+  const servers = starting.join(', ');
+  return defineTool({
+    name: CALL_TOOL,
+    description: 'Call one tool that has no block of its own, with JSON arguments.',
+    instructions: [
+      `MCP servers still starting (${servers}) add their tools to this session when they are ready, and you are told of them then.`,
+      'A call of one of those tools (named after its server: <server>_<tool>) waits for its server. Put the tool name after the tag and its arguments, a JSON object, in the body.',
+    ].join('\n'),
+    example: { tool: `${starting[0] ?? 'server'}_tool`, arguments: '{}' },
+    blockTypes: [CALL_TOOL],
+    parameters: z.object({
+      tool: z.string().describe('The name of the tool to call'),
+      arguments: z.union([z.string(), z.record(z.string(), z.unknown())]).default('{}').describe('Its arguments: a JSON object'),
+    }),
+    block: { args: ['tool'], content: 'arguments' },
+    callers: ['direct'],
+    mutating: true,
     async execute() {
       return { output: 'call runs the tool it names; it has nothing to run by itself.', isError: true };
     },

@@ -43,7 +43,7 @@ describe('fence mcp list', () => {
     expect(finance?.split('\n')[0]).toMatch(/^finance \(stdio: .*mcp-test-server\.ts\)$/);
     expect(finance).toContain('\n  finance_get_sum     Adds two numbers.\n');
     expect(finance).toContain('\n  finance_delete_all  Deletes every record.');
-    expect(broken).toMatch(/^broken \(stdio: .*--fail-start\)\n {2}did not start: server broken exited \(code 3\) before it answered: finance: no FINANCE_TOKEN given$/);
+    expect(broken).toMatch(/^broken \(stdio: .*--fail-start\)\n {2}did not start: exited \(code 3\) before it answered: finance: no FINANCE_TOKEN given$/);
   });
 
   it('exits 1 when no configured server starts, and 0 when none is configured', async () => {
@@ -79,7 +79,7 @@ describe('openSession with MCP servers', () => {
       // Not in the cache: the system prompt was written before the server listed its tools.
       expect(session.store.log[0]?.content).not.toContain('finance_get_sum');
       for (let i = 0; i < 600 && (!session.registry.get('finance_get_sum') || warnings.length === 0); i++) await new Promise((done) => setTimeout(done, 50));
-      expect(warnings).toEqual(['fence: MCP server broken did not start: server broken exited (code 3) before it answered: finance: no FINANCE_TOKEN given']);
+      expect(warnings).toEqual(['fence: MCP server broken did not start: exited (code 3) before it answered: finance: no FINANCE_TOKEN given']);
       const sum = session.registry.get('finance_get_sum');
       expect(sum).toBeDefined();
       const ptc = session.registry.get('ptc');

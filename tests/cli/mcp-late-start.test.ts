@@ -131,6 +131,21 @@ describe('an MCP server that is slow to start', () => {
     expect(result?.meta?.isError).toBeUndefined();
     expect(result?.content).toBe('The sum is 42');
   });
+
+  it('reads a call block as one in markdown while it is still starting, before any tool needs call, and waits for it', { timeout: 90_000 }, async () => {
+    const { marks } = configureLate({ ANSWER_AFTER_MS: '3000' });
+    const answered = markSeenAtEachRequest(marks, 'answered');
+    cli.server.reply((r) => r.text('```call calc_get_sum\n{"a": 1, "b": 2}\n```')).reply((r) => r.text('3.'));
+    const run = await fence(['add 1 and 2 with calc_get_sum']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('3.');
+    expect(answered[0]).toBe(false);
+    // The first request's prompt says what call is for while the server starts.
+    expect(cli.server.requests[0]?.body.instructions).toContain('MCP servers still starting (calc)');
+    const result = readOnlySessionLog(cli.dirs.home).find((m) => m.meta?.toolResult);
+    expect(result?.meta?.tool).toBe('calc_get_sum');
+    expect(result?.content).toBe('The sum is 3');
+  });
 });
 
 describe('an MCP server that does not start', () => {
@@ -149,6 +164,21 @@ describe('an MCP server that does not start', () => {
     expect(saidAfterOpening(run.stderr)).toBe(true);
     expect(run.stderr).not.toMatch(/\n\s+at /);
     // Its process ended with the session (bwrap's --die-with-parent ends it at once, or its stop does).
+    for (let i = 0; i < 100 && processesTagged(tag).length > 0; i++) await new Promise((done) => setTimeout(done, 50));
+    expect(processesTagged(tag)).toEqual([]);
+  });
+
+  it('of the user’s own, run outside the sandbox, does not outlive the session either', { timeout: 90_000 }, async () => {
+    // The user's config.toml: a server there runs outside the sandbox (no bwrap to end it with fence).
+    const config = join(cli.dirs.home, 'xdg-config');
+    mkdirSync(join(config, 'fence'), { recursive: true });
+    const tag = `late-own-${randomUUID()}`;
+    writeFileSync(join(config, 'fence', 'config.toml'), stringify({ mcp: { servers: { calc: { command: process.execPath, args: [LATE_SERVER, tag], env: { NEVER_ANSWER: '1' } } } } }));
+    cli.server.reply((r) => r.text('No tools needed.'));
+    const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: cli.dirs.workspace, env: { ...cli.env(), XDG_CONFIG_HOME: config }, timeoutMs: 90_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('No tools needed.');
+    expect(calcLines(run.stderr)).toEqual(['fence: MCP server calc did not start: it was still starting when the session ended']);
     for (let i = 0; i < 100 && processesTagged(tag).length > 0; i++) await new Promise((done) => setTimeout(done, 50));
     expect(processesTagged(tag)).toEqual([]);
   });

@@ -58,7 +58,7 @@ describe.skipIf(bubblewrapMissing)('a stdio MCP server that fails', () => {
     const server = exitingServer(rig(), 7);
     writeFileSync(rig().userConfig, stringify({ mcp: { servers: { broken: { command: 'node', args: [server] } } } }));
     const said = await listed(rig());
-    expect(said).toContain('did not start: server broken exited (code 2) before it answered: broken line 3');
+    expect(said).toContain('did not start: exited (code 2) before it answered: broken line 3');
     expect(said).toContain('broken line 7');
     expect(said).not.toContain('broken line 2');
     // Its escape sequences do not reach the terminal.
@@ -76,12 +76,12 @@ describe.skipIf(bubblewrapMissing)('a stdio MCP server that fails', () => {
     writeWhereServer(path, 'unused');
     writeFileSync(path, "console.error('waiting for a licence server');\nsetInterval(() => undefined, 1000);\n");
     writeFileSync(rig().userConfig, stringify({ mcp: { servers: { broken: { command: 'node', args: [path], timeout: 1 } } } }));
-    expect(await listed(rig())).toContain('did not start: server broken did not answer within 30 s of starting: waiting for a licence server');
+    expect(await listed(rig())).toContain('did not start: did not answer within 30 s of starting: waiting for a licence server');
   });
 
   it('whose program is not installed says so', { timeout: 120_000 }, async () => {
     writeFileSync(rig().userConfig, stringify({ mcp: { servers: { broken: { command: 'fence-no-such-server' } } } }));
-    expect(await listed(rig())).toContain('did not start: server broken did not start: command "fence-no-such-server" not found');
+    expect(await listed(rig())).toContain('did not start: command "fence-no-such-server" not found');
   });
 
   it("of a project, naming a script under the host's /tmp, gets the hint that the sandbox's /tmp is its own", { timeout: 120_000 }, async () => {

@@ -59,7 +59,7 @@ describe('MCP text on the terminal', () => {
     expect(run.stdout).toContain('notes_read_notes');
     expect(run.stdout).toContain('Reads the notes.');
     expect(run.stdout).toContain('Safe<U+202E>.');
-    expect(run.stdout).toMatch(/did not start: server broken exited \(code 3\) before it answered: .*boom/);
+    expect(run.stdout).toMatch(/did not start: exited \(code 3\) before it answered: .*boom/);
     expect(run.stdout).not.toMatch(LIVE);
     expect(run.stdout).not.toContain('\u202e');
     expect(run.stderr).not.toMatch(LIVE);

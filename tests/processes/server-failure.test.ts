@@ -9,6 +9,29 @@ describe('stderrTail', () => {
     expect(stderrTail(stderr)).toBe('two\nthree\nfour red\nfive\nsix');
     expect(stderrTail('\n\n')).toBe('');
   });
+
+  it('leads with the line that states the error when a stack trace came after it', () => {
+    const node = [
+      'node:internal/modules/cjs/loader:1210',
+      '  throw err;',
+      '  ^',
+      '',
+      "Error: Cannot find module '/srv/mcp/server.mjs'",
+      '    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)',
+      '    at Module._load (node:internal/modules/cjs/loader:1038:27)',
+      '    at node:internal/main/run_main_module:28:49 {',
+      "  code: 'MODULE_NOT_FOUND',",
+      '  requireStack: []',
+      '}',
+      '',
+      'Node.js v20.20.2',
+    ].join('\n');
+    expect(stderrTail(node)).toBe("Error: Cannot find module '/srv/mcp/server.mjs'\n  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}\nNode.js v20.20.2");
+    const npx = ['npm error code E404', 'npm error 404 Not Found - GET https://registry.npmjs.org/nope', ...Array.from({ length: 6 }, (_, n) => `npm notice line ${n}`)].join('\n');
+    expect(stderrTail(npx)).toBe('npm error 404 Not Found - GET https://registry.npmjs.org/nope\n…\nnpm notice line 3\nnpm notice line 4\nnpm notice line 5');
+    const python = ['Traceback (most recent call last):', '  File "/srv/s.py", line 1, in <module>', '    import mcp', "ModuleNotFoundError: No module named 'mcp'"].join('\n');
+    expect(stderrTail(python)).toBe("Traceback (most recent call last):\n    import mcp\nModuleNotFoundError: No module named 'mcp'");
+  });
 });
 
 describe('failureHint', () => {
