@@ -23,7 +23,8 @@ describe('a model that runs env', () => {
       env: { ...cli.env(), XDG_CONFIG_HOME: xdg, OPENAI_API_KEY: key, MY_SECRET: secret, DB_PASSWORD: secret, GITHUB_TOKEN: passed },
     });
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toContain(`GITHUB_TOKEN=${passed}`);
+    // The progress on stderr shows the first lines of the output only: what passed is checked in the request below.
+    expect(result.stderr).toContain('[running shell]');
     expect(result.stderr).not.toContain(key);
     expect(result.stdout).toBe('Done.');
 

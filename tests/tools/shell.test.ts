@@ -167,7 +167,10 @@ describe('shell tool', () => {
       'sed: cannot rename ./sedM9jMWz: Device or resource busy',
       'bash: .fence/x: Is a directory',
     ];
-    for (const message of refusals) expect((await fails(message)).output).toContain('Note: fence runs commands in a sandbox');
+    // git's own config gets git's note: what stays read-only, and that commits work.
+    const gitConfig = refusals[1] as string;
+    for (const message of refusals.filter((line) => line !== gitConfig)) expect((await fails(message)).output).toContain('Note: fence runs commands in a sandbox');
+    expect((await fails(gitConfig)).output).toContain("Note: git's hooks and configuration stay read-only in the sandbox");
     expect((await fails('umount: /mnt/disk: Device or resource busy')).output).not.toContain('Note:');
     expect((await run(`echo ${JSON.stringify(refusals[1])} >&2; false`)).output).not.toContain('Note:');
   });
