@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
@@ -82,7 +82,10 @@ export function findGitFolders(workspace: string, maxFolders = MAX_WALKED_FOLDER
 /** A `.git` entry: a folder is a git folder; a file (or link) points at one. */
 function gitEntry(path: string, entry: Dirent, workspace: string, found: FoundGitFolders, add: (path: string, kind: GitFolder['kind']) => void): void {
   if (entry.isDirectory()) {
-    add(path, 'dot-git');
+    // git passes over a `.git` folder without a HEAD (the empty placeholder another session's
+    // sandbox holds a workspace's `.git` with, say): not a repository, nothing to protect.
+    // Should one become a repository in the session, the guard's sweep judges it as new.
+    if (hasEntry(join(path, 'HEAD'))) add(path, 'dot-git');
     return;
   }
   const target = entry.isFile() ? gitdirTarget(path) : linkedFolder(path);
@@ -172,6 +175,16 @@ function readEntries(folder: string): Dirent[] | undefined {
     return readdirSync(folder, { withFileTypes: true });
   } catch {
     return undefined;
+  }
+}
+
+/** Whether anything (a file, a folder, a link, even a dangling one) is at `path`. */
+function hasEntry(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -335,6 +335,11 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
       if (!made) continue;
       folders.placeholders.push(...made);
       source = folders.empty;
+    } else if (isEmptyFolder(path)) {
+      // Maybe another session's placeholder (a repository's `.git/hooks` that two workspaces in
+      // it share), which that session removes when it ends: mounted from fence's own empty
+      // folder, bwrap makes the mount point again for each command instead of failing.
+      source = folders.empty;
     }
     // The folders between the writable root and the protected path are mounted on themselves
     // first: a mount point cannot be renamed or removed, so the protected path cannot be moved
@@ -373,6 +378,14 @@ export function sandboxMounts(policy: SandboxPolicy, folders: { tmp: string; emp
 const WITH_FORWARDER =
   '"$1" "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & ready="$5"; shift 5; i=0; ' +
   'while [ ! -e "$ready" ] && [ "$i" -lt 300 ]; do sleep 0.01; i=$((i + 1)); done; rm -f "$ready"; exec "$@"';
+
+function isEmptyFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory() && readdirSync(path).length === 0;
+  } catch {
+    return false;
+  }
+}
 
 function makeFolder700(path: string): string {
   mkdirSync(path, { mode: 0o700 });
