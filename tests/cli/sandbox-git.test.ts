@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { fsmonitorCommand, GIT_AUTHOR, hostGit, modelCodeMarker } from '../support/host-git';
 import { block, bubblewrapMissing, fenceIn, script, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 import { KEYS, startTerminalSession } from '../support/terminal-session';
 
@@ -16,19 +17,6 @@ import { KEYS, startTerminalSession } from '../support/terminal-session';
 
 const rig = useSandboxRig();
 
-/** Who commits, for git inside the sandbox and on the host. */
-const AUTHOR = { GIT_AUTHOR_NAME: 'Fence Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Fence Test', GIT_COMMITTER_EMAIL: 'test@example.com', GIT_CONFIG_NOSYSTEM: '1' };
-
-/** The file the model's planted command makes: it must never exist. */
-const marker = (rig: SandboxRig) => join(rig.outside, 'model-code-ran');
-
-/** A `core.fsmonitor` that runs the model's command. */
-const fsmonitor = (rig: SandboxRig) => `touch ${marker(rig)}; false`;
-
-/** Runs git on the host as the person would, in the rig's fake home, with no system config. */
-function hostGit(rig: SandboxRig, cwd: string, args: string[]) {
-  return spawnSync('git', args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: rig.home, ...AUTHOR } });
-}
 
 /** `git status` and `git commit` on the host in each folder; whether the model's command ran. */
 function gitRunsModelCode(rig: SandboxRig, folders: string[]): boolean {
@@ -36,16 +24,16 @@ function gitRunsModelCode(rig: SandboxRig, folders: string[]): boolean {
     hostGit(rig, folder, ['status']);
     hostGit(rig, folder, ['commit', '-q', '--allow-empty', '-m', 'by the person']);
   }
-  return existsSync(marker(rig));
+  return existsSync(modelCodeMarker(rig));
 }
 
 /** A workspace with one commit, so that commits and status behave as in a real project. */
 function firstCommit(rig: SandboxRig): void {
-  execFileSync('git', ['commit', '-q', '--allow-empty', '-m', 'start'], { cwd: rig.workspace, env: { ...process.env, ...AUTHOR } });
+  execFileSync('git', ['commit', '-q', '--allow-empty', '-m', 'start'], { cwd: rig.workspace, env: { ...process.env, ...GIT_AUTHOR } });
 }
 
 /** The fence run, with git's author known inside. */
-const fence = (rig: SandboxRig, args: string[] = ['-n', 'work on the project']) => fenceIn(rig, args, AUTHOR);
+const fence = (rig: SandboxRig, args: string[] = ['-n', 'work on the project']) => fenceIn(rig, args, GIT_AUTHOR);
 
 /** The pid of the git guard's guardian of the fence running in `rig`: the process whose command line names a record in its FENCE_HOME. */
 function guardianIn(rig: SandboxRig): number | undefined {
@@ -64,7 +52,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
   it('a new submodule whose git folder under .git/modules sets core.fsmonitor', async () => {
     firstCommit(rig());
     script(rig(), [
-      block('shell', `mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/evil evil && git -C evil commit -q --allow-empty -m sub && git add evil && git -C evil config core.fsmonitor '${fsmonitor(rig())}'`),
+      block('shell', `mkdir -p .git/modules && git init -q --separate-git-dir=.git/modules/evil evil && git -C evil commit -q --allow-empty -m sub && git add evil && git -C evil config core.fsmonitor '${fsmonitorCommand(rig())}'`),
       'Done.',
     ]);
     const result = await fence(rig());
@@ -76,7 +64,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
   }, 120_000);
 
   it('a new nested repository with core.fsmonitor', async () => {
-    script(rig(), [block('shell', `mkdir sub && cd sub && git init -q && git config core.fsmonitor '${fsmonitor(rig())}'`), 'Done.']);
+    script(rig(), [block('shell', `mkdir sub && cd sub && git init -q && git config core.fsmonitor '${fsmonitorCommand(rig())}'`), 'Done.']);
     const result = await fence(rig());
 
     expect(result.exitCode).toBe(0);
@@ -89,8 +77,8 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     execFileSync('git', ['init', '-q', project]);
     const config = readFileSync(join(project, '.git', 'config'), 'utf8');
     script(rig(), [
-      block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > projA/.git/hooks/pre-commit; chmod +x projA/.git/hooks/pre-commit`),
-      block('shell', `git -C projA config core.fsmonitor '${fsmonitor(rig())}'`),
+      block('shell', `printf '#!/bin/sh\\ntouch ${modelCodeMarker(rig())}\\n' > projA/.git/hooks/pre-commit; chmod +x projA/.git/hooks/pre-commit`),
+      block('shell', `git -C projA config core.fsmonitor '${fsmonitorCommand(rig())}'`),
       'Done.',
     ]);
     const result = await fence(rig());
@@ -108,7 +96,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     mkdirSync(join(rig().workspace, '.githooks'));
     writeFileSync(join(rig().workspace, '.githooks', 'pre-commit'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     execFileSync('git', ['config', 'core.hooksPath', '.githooks'], { cwd: rig().workspace });
-    script(rig(), [block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > .githooks/pre-commit`), 'Done.']);
+    script(rig(), [block('shell', `printf '#!/bin/sh\\ntouch ${modelCodeMarker(rig())}\\n' > .githooks/pre-commit`), 'Done.']);
     const result = await fence(rig());
 
     expect(result.exitCode).toBe(0);
@@ -119,7 +107,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
 
   /** The model points a nested repository's git folder at a common folder of its own. */
   const nestedCommondir = (rig: SandboxRig) =>
-    block('shell', `git init -q --bare evil-common && git config -f evil-common/config core.fsmonitor '${fsmonitor(rig)}' && echo ../../evil-common > projA/.git/commondir`);
+    block('shell', `git init -q --bare evil-common && git config -f evil-common/config core.fsmonitor '${fsmonitorCommand(rig)}' && echo ../../evil-common > projA/.git/commondir`);
 
   it("a commondir in a nested repository's git folder, after a normal end", async () => {
     const project = join(rig().workspace, 'projA');
@@ -143,8 +131,8 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     script(rig(), [
       block(
         'shell',
-        `git init -q --bare evil-common && git config -f evil-common/config core.fsmonitor '${fsmonitor(rig())}' && echo ../evil-common > .git/commondir; ` +
-          `git init -q sub && git -C sub config core.fsmonitor '${fsmonitor(rig())}'`,
+        `git init -q --bare evil-common && git config -f evil-common/config core.fsmonitor '${fsmonitorCommand(rig())}' && echo ../evil-common > .git/commondir; ` +
+          `git init -q sub && git -C sub config core.fsmonitor '${fsmonitorCommand(rig())}'`,
       ),
     ]);
     rig().server.reply((reply) => reply.hang());
@@ -209,7 +197,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
 
   it('a nested repository added to the index during the session is disabled while the session still runs', async () => {
     firstCommit(rig());
-    script(rig(), [block('shell', `git init -q evil && git -C evil config core.fsmonitor '${fsmonitor(rig())}' && git -C evil commit -q --allow-empty -m sub && git add evil`)]);
+    script(rig(), [block('shell', `git init -q evil && git -C evil config core.fsmonitor '${fsmonitorCommand(rig())}' && git -C evil commit -q --allow-empty -m sub && git add evil`)]);
     rig().server.reply((reply) => reply.hang());
     const run = fence(rig());
     onTestFinished(() => {
@@ -234,9 +222,9 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
 
   it('in the chat, SIGHUP (the terminal closed) closes the session, and its close sweeps', async () => {
     const stderr = join(rig().root, 'chat-stderr.txt');
-    script(rig(), [block('shell', `git init -q sub && git -C sub config core.fsmonitor '${fsmonitor(rig())}'`)]);
+    script(rig(), [block('shell', `git init -q sub && git -C sub config core.fsmonitor '${fsmonitorCommand(rig())}'`)]);
     rig().server.reply((reply) => reply.hang());
-    const chat = startTerminalSession({ args: ['-m', 'local/test', '--yes'], cwd: rig().workspace, env: { ...rig().env, ...AUTHOR }, stderrTo: stderr });
+    const chat = startTerminalSession({ args: ['-m', 'local/test', '--yes'], cwd: rig().workspace, env: { ...rig().env, ...GIT_AUTHOR }, stderrTo: stderr });
     onTestFinished(() => chat.kill());
     await chat.waitFor('/help for commands');
     chat.type(`set up the project${KEYS.enter}`);
@@ -259,7 +247,7 @@ describe.skipIf(bubblewrapMissing)('git on the host runs nothing the model wrote
     rmSync(join(rig().workspace, '.git', 'hooks'), { recursive: true });
     symlinkSync('../githooks', join(rig().workspace, '.git', 'hooks'));
     script(rig(), [
-      block('shell', `rm .git/hooks; mkdir .git/hooks; printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; ls -la .git/hooks/`),
+      block('shell', `rm .git/hooks; mkdir .git/hooks; printf '#!/bin/sh\\ntouch ${modelCodeMarker(rig())}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; ls -la .git/hooks/`),
       'Done.',
     ]);
     const result = await fence(rig());
@@ -289,7 +277,7 @@ describe.skipIf(bubblewrapMissing)('the honest paths of git in the sandbox', () 
   it('commits, branches, stashes and rebases; a new sub-project keeps its repository; a submodule takes commits; a new worktree works', async () => {
     firstCommit(rig());
     const lib = join(rig().workspace, 'lib');
-    const inLib = { cwd: rig().workspace, env: { ...process.env, ...AUTHOR } };
+    const inLib = { cwd: rig().workspace, env: { ...process.env, ...GIT_AUTHOR } };
     mkdirSync(join(rig().workspace, '.git', 'modules'));
     execFileSync('git', ['init', '-q', '--separate-git-dir=.git/modules/lib', 'lib'], inLib);
     execFileSync('git', ['-C', 'lib', 'commit', '-q', '--allow-empty', '-m', 'lib base'], inLib);

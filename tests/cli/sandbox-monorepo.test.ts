@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runFence } from '../support/run-cli';
+import { fsmonitorCommand, GIT_AUTHOR, hostGit, modelCodeMarker } from '../support/host-git';
 import { block, bubblewrapMissing, script, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
 /**
@@ -16,25 +17,12 @@ import { block, bubblewrapMissing, script, toolResults, useSandboxRig, type Sand
 
 const rig = useSandboxRig();
 
-/** Who commits, for git inside the sandbox and on the host. */
-const AUTHOR = { GIT_AUTHOR_NAME: 'Fence Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Fence Test', GIT_COMMITTER_EMAIL: 'test@example.com', GIT_CONFIG_NOSYSTEM: '1' };
-
-/** The file the model's planted command makes: it must never exist. */
-const marker = (rig: SandboxRig) => join(rig.outside, 'model-code-ran');
-
-/** A `core.fsmonitor` that runs the model's command. */
-const fsmonitor = (rig: SandboxRig) => `touch ${marker(rig)}; false`;
-
-/** Runs git on the host as the person would, in the rig's fake home, with no system config. */
-function hostGit(rig: SandboxRig, cwd: string, args: string[]) {
-  return spawnSync('git', args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: rig.home, ...AUTHOR } });
-}
 
 /** `git status` and `git commit` on the host at the repository's root; whether the model's command ran. */
 function gitRunsModelCode(rig: SandboxRig, folder = rig.workspace): boolean {
   hostGit(rig, folder, ['status']);
   hostGit(rig, folder, ['commit', '-q', '--allow-empty', '-m', 'by the person']);
-  return existsSync(marker(rig));
+  return existsSync(modelCodeMarker(rig));
 }
 
 /** The rig's repository as a monorepo: `package.json` at its root, `packages/app` and `packages/other`, one commit. Returns the package's folder. */
@@ -53,11 +41,11 @@ function monorepo(rig: SandboxRig): string {
   return join(rig.workspace, 'packages', 'app');
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...AUTHOR }, encoding: 'utf8' });
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_AUTHOR }, encoding: 'utf8' });
 
 /** fence -n in `cwd`, with git's author known inside. */
 const fenceAt = (rig: SandboxRig, cwd: string, args: string[] = ['-n', 'work on the package']) =>
-  runFence(['-m', 'local/test', ...args], { cwd, env: { ...rig.env, ...AUTHOR }, timeoutMs: 150_000 });
+  runFence(['-m', 'local/test', ...args], { cwd, env: { ...rig.env, ...GIT_AUTHOR }, timeoutMs: 150_000 });
 
 /** The text the model read after each block. */
 const results = (rig: SandboxRig) => toolResults(rig).map((message) => message.content);
@@ -139,8 +127,8 @@ describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on
   it("the repository's hooks are read-only, from the shell and from the file tools", async () => {
     const app = monorepo(rig());
     script(rig(), [
-      block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > ../../.git/hooks/pre-commit; chmod +x ../../.git/hooks/pre-commit`),
-      block('save ../../.git/hooks/post-checkout', `#!/bin/sh\ntouch ${marker(rig())}`),
+      block('shell', `printf '#!/bin/sh\\ntouch ${modelCodeMarker(rig())}\\n' > ../../.git/hooks/pre-commit; chmod +x ../../.git/hooks/pre-commit`),
+      block('save ../../.git/hooks/post-checkout', `#!/bin/sh\ntouch ${modelCodeMarker(rig())}`),
       'Done.',
     ]);
     const result = await fenceAt(rig(), app);
@@ -160,9 +148,9 @@ describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on
     const config = readFileSync(join(rig().workspace, '.git', 'config'), 'utf8');
     mkdirSync(join(app, 'hooks'));
     script(rig(), [
-      block('shell', `git config core.fsmonitor '${fsmonitor(rig())}'`),
-      block('shell', `printf '#!/bin/sh\\ntouch ${marker(rig())}\\n' > hooks/pre-commit && chmod +x hooks/pre-commit && git config core.hooksPath "$PWD/hooks"`),
-      block('shell', `printf '[core]\\n\\tfsmonitor = ${fsmonitor(rig())}\\n' >> ../../.git/config`),
+      block('shell', `git config core.fsmonitor '${fsmonitorCommand(rig())}'`),
+      block('shell', `printf '#!/bin/sh\\ntouch ${modelCodeMarker(rig())}\\n' > hooks/pre-commit && chmod +x hooks/pre-commit && git config core.hooksPath "$PWD/hooks"`),
+      block('shell', `printf '[core]\\n\\tfsmonitor = ${fsmonitorCommand(rig())}\\n' >> ../../.git/config`),
       'Done.',
     ]);
     const result = await fenceAt(rig(), app);
@@ -181,7 +169,7 @@ describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on
     const app = monorepo(rig());
     const evil = join(rig().workspace, '.git', 'evil-common');
     script(rig(), [
-      block('shell', `git init -q --bare ${evil} && git config -f ${evil}/config core.fsmonitor '${fsmonitor(rig())}' && echo ${evil} > ../../.git/commondir; echo written`),
+      block('shell', `git init -q --bare ${evil} && git config -f ${evil}/config core.fsmonitor '${fsmonitorCommand(rig())}' && echo ${evil} > ../../.git/commondir; echo written`),
       'Done.',
     ]);
     const result = await fenceAt(rig(), app);
@@ -198,7 +186,7 @@ describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on
     // The person's repository reads config.worktree (sparse checkouts turn this on).
     git(rig().workspace, 'config', 'core.repositoryformatversion', '1');
     git(rig().workspace, 'config', 'extensions.worktreeConfig', 'true');
-    script(rig(), [block('shell', `printf '[core]\\n\\tfsmonitor = ${fsmonitor(rig())}\\n' > ../../.git/config.worktree; echo written`), 'Done.']);
+    script(rig(), [block('shell', `printf '[core]\\n\\tfsmonitor = ${fsmonitorCommand(rig())}\\n' > ../../.git/config.worktree; echo written`), 'Done.']);
     const result = await fenceAt(rig(), app);
 
     expect(result.exitCode, result.stderr).toBe(0);
@@ -212,7 +200,7 @@ describe.skipIf(bubblewrapMissing)("from a package, the model cannot make git on
     const app = monorepo(rig());
     script(rig(), [
       block('shell', 'echo "require(\'child_process\')" >> ../other/index.js'),
-      block('shell', `printf '{ "scripts": { "postinstall": "touch ${marker(rig())}" } }\\n' > ../../package.json`),
+      block('shell', `printf '{ "scripts": { "postinstall": "touch ${modelCodeMarker(rig())}" } }\\n' > ../../package.json`),
       'Done.',
     ]);
     const result = await fenceAt(rig(), app);

@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { GIT_AUTHOR, hostGit } from '../support/host-git';
 import { block, bubblewrapMissing, fenceIn, script, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
 /**
@@ -14,21 +15,19 @@ import { block, bubblewrapMissing, fenceIn, script, toolResults, useSandboxRig, 
 
 const rig = useSandboxRig();
 
-const AUTHOR = { GIT_AUTHOR_NAME: 'Fence Test', GIT_AUTHOR_EMAIL: 'test@example.com', GIT_COMMITTER_NAME: 'Fence Test', GIT_COMMITTER_EMAIL: 'test@example.com', GIT_CONFIG_NOSYSTEM: '1' };
 
 /** The file an `exec` step makes when it runs: outside the workspace, where the sandbox cannot write. */
 const marker = (r: SandboxRig) => join(r.outside, 'rebase-exec-ran');
 
-function hostGit(r: SandboxRig, args: string[]) {
-  return spawnSync('git', args, { cwd: r.workspace, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: r.home, GIT_EDITOR: 'true', ...AUTHOR } });
-}
+/** git on the host in the workspace, with no editor to wait for. */
+const gitHere = (r: SandboxRig, args: string[]) => hostGit(r, r.workspace, args, { GIT_EDITOR: 'true' });
 
 /** Two commits, so that `git rebase -i HEAD~1` has one to replay. */
 function twoCommits(r: SandboxRig): void {
   for (const name of ['a', 'b']) {
     writeFileSync(join(r.workspace, `${name}.txt`), `${name}\n`);
-    execFileSync('git', ['add', '.'], { cwd: r.workspace, env: { ...process.env, ...AUTHOR } });
-    execFileSync('git', ['commit', '-q', '-m', name], { cwd: r.workspace, env: { ...process.env, ...AUTHOR } });
+    execFileSync('git', ['add', '.'], { cwd: r.workspace, env: { ...process.env, ...GIT_AUTHOR } });
+    execFileSync('git', ['commit', '-q', '-m', name], { cwd: r.workspace, env: { ...process.env, ...GIT_AUTHOR } });
   }
 }
 
@@ -41,17 +40,17 @@ describe.skipIf(bubblewrapMissing)('a rebase left stopped in the sandbox', () =>
     const r = rig();
     twoCommits(r);
     script(r, [block('shell', stoppedRebase(`touch ${marker(r)}`)), block('shell', 'grep -c "^exec" .git/rebase-merge/git-rebase-todo'), 'Left the rebase stopped.']);
-    const run = await fenceIn(r, ['-n', 'rebase'], AUTHOR);
+    const run = await fenceIn(r, ['-n', 'rebase'], GIT_AUTHOR);
     expect(run.exitCode).toBe(0);
     // The rebase really stopped with an exec step in the sandbox: the attack is real.
     expect(toolResults(r)[1]?.content).toMatch(/^1$/m);
     expect(run.stderr).toContain('git-rebase-todo, written in the sandbox, held a command for git rebase --continue to run (exec)');
     const todo = readFileSync(join(r.workspace, '.git', 'rebase-merge', 'git-rebase-todo'), 'utf8');
     expect(todo).toMatch(/^# disabled by fence, written in the sandbox: exec touch /m);
-    const continued = hostGit(r, ['rebase', '--continue']);
+    const continued = gitHere(r, ['rebase', '--continue']);
     expect(continued.status).toBe(0);
     expect(existsSync(marker(r))).toBe(false);
-    expect(hostGit(r, ['log', '--format=%s']).stdout.split('\n')[0]).toBe('b');
+    expect(gitHere(r, ['log', '--format=%s']).stdout.split('\n')[0]).toBe('b');
   });
 
   it('goes on as git left it when it has no command, and one stopped before the session keeps its todo', { timeout: 150_000 }, async () => {
@@ -59,22 +58,22 @@ describe.skipIf(bubblewrapMissing)('a rebase left stopped in the sandbox', () =>
     twoCommits(r);
     // The person's own rebase, stopped before fence starts, with an exec step of theirs.
     const own = join(r.outside, 'own-exec-ran');
-    execFileSync('bash', ['-c', stoppedRebase(`touch ${own}`)], { cwd: r.workspace, env: { ...process.env, ...AUTHOR } });
+    execFileSync('bash', ['-c', stoppedRebase(`touch ${own}`)], { cwd: r.workspace, env: { ...process.env, ...GIT_AUTHOR } });
     const before = readFileSync(join(r.workspace, '.git', 'rebase-merge', 'git-rebase-todo'), 'utf8');
     script(r, [block('shell', 'git status --short --branch | head -1'), 'Looked.']);
-    const run = await fenceIn(r, ['-n', 'look'], AUTHOR);
+    const run = await fenceIn(r, ['-n', 'look'], GIT_AUTHOR);
     expect(run.exitCode).toBe(0);
     expect(run.stderr).not.toContain('git-rebase-todo');
     expect(readFileSync(join(r.workspace, '.git', 'rebase-merge', 'git-rebase-todo'), 'utf8')).toBe(before);
-    expect(hostGit(r, ['rebase', '--continue']).status).toBe(0);
+    expect(gitHere(r, ['rebase', '--continue']).status).toBe(0);
     expect(existsSync(own)).toBe(true);
 
     // The model's rebase without a command: continued on the host, it finishes.
     script(r, [block('shell', stoppedRebase()), 'Left it stopped.']);
-    const second = await fenceIn(r, ['-n', 'rebase'], AUTHOR);
+    const second = await fenceIn(r, ['-n', 'rebase'], GIT_AUTHOR);
     expect(second.exitCode).toBe(0);
     expect(second.stderr).not.toContain('git-rebase-todo');
-    expect(hostGit(r, ['rebase', '--continue']).status).toBe(0);
+    expect(gitHere(r, ['rebase', '--continue']).status).toBe(0);
     expect(existsSync(join(r.workspace, '.git', 'rebase-merge'))).toBe(false);
   });
 });
