@@ -3,7 +3,7 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { holdsPasswordUrl, isWithheld } from './child-env';
-import { isWithin, realPathOf, type SandboxPolicy } from './policy';
+import { isWithin, pathsBothWays, realPathOf, type SandboxPolicy } from './policy';
 
 /**
  * Package managers inside the OS sandbox. The home folder is read-only there, so each common
@@ -167,7 +167,8 @@ export type PreparedCacheFolder = { folder: string } | { reason: string };
  * under the cache home), which the sandbox would hide.
  */
 export function preparePackageCacheFolder(folder: string, root: string, denied: readonly string[]): PreparedCacheFolder {
-  if (denied.some((path) => isWithin(folder, resolve(path)) || isWithin(realPathOf(folder), realPathOf(resolve(path))))) {
+  const realFolder = realPathOf(folder);
+  if (pathsBothWays(denied).some((path) => isWithin(folder, path) || isWithin(realFolder, path))) {
     return { reason: `${folder} lies in a path the sandbox denies` };
   }
   try {

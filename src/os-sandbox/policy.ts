@@ -179,8 +179,17 @@ export function pathAccess(policy: SandboxPolicy, absolute: string): PathAccess 
  */
 export function withRealPaths(policy: SandboxPolicy): SandboxPolicy {
   const realOf = realPathFinder();
-  const both = (paths: readonly string[]) => [...new Set(paths.flatMap((path) => [resolve(path), realOf(resolve(path))]))];
+  const both = (paths: readonly string[]) => pathsBothWays(paths, realOf);
   return { ...policy, writable: both(policy.writable), denied: both(policy.denied), readable: both(policy.readable), protected: both(policy.protected) };
+}
+
+/**
+ * Each of `paths` as written (resolved) and as its real path, once each: a missing path's real
+ * path is its real parent's with its name, each parent looked up once (one `lstat` a path,
+ * not a `realpath` walk for each of a hundred credential stores in one folder).
+ */
+export function pathsBothWays(paths: readonly string[], realOf: (path: string) => string = realPathFinder()): string[] {
+  return [...new Set(paths.flatMap((path) => [resolve(path), realOf(resolve(path))]))];
 }
 
 /**
