@@ -70,7 +70,8 @@ describe('MCP text on the terminal', () => {
     const broken = `printf '${SEQUENCES.replace(/\x1b/g, '\\033').replace(/\x07/g, '\\007')}boom\\n' >&2; exit 3`;
     writeFileSync(join(dirs.workspace, 'fence.toml'), ['[mcp.servers.broken]', 'command = "sh"', `args = ["-c", ${JSON.stringify(broken)}]`, ''].join('\n'));
     cli.trust();
-    server.reply((r) => r.text('Hello.'));
+    // The server starts beside the first request: a call of one of its tools waits until it failed.
+    server.reply((r) => r.text('```call broken_notes\n{}\n```')).reply((r) => r.text('Hello.'));
     const run = await runFence(['-n', '-m', 'openai/gpt-test', 'hello'], { cwd: dirs.workspace, env: fenceEnv() });
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toMatch(/MCP server broken did not start: .*boom/);

@@ -87,6 +87,8 @@ describe('a repository fence has not been told to trust', () => {
     const size = statSync(join(cli.dirs.workspace, 'AGENTS.md')).size;
     expect(trusted.stdout).toContain(`AGENTS.md: ${size} bytes of instructions put in the model's system prompt`);
 
+    // The project's server starts beside the first request: the model waits for it (bounded) before going on.
+    cli.server.reply((r) => r.toolCall('shell', { command: 'for i in $(seq 100); do [ -e mcp-started.txt ] && break; sleep 0.1; done; ls mcp-started.txt' }, 'call_wait'));
     cli.server.reply((r) => r.toolCall('read', { path: 'secret/key.txt' }, 'call_secret'));
     cli.server.reply((r) => r.text('The key is off limits.'));
     const after = await fence(['-n', '-m', 'local/test', '--tool-format', 'tool', '--name', 'after-trust', 'read the key'], { XDG_CONFIG_HOME: xdg });
