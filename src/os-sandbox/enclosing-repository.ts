@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { isFolder } from './path-kinds';
 
 /**
  * The git repository that holds a workspace, found as git finds it from the workspace: the
@@ -225,14 +226,6 @@ function lstatOf(path: string) {
     return lstatSync(path);
   } catch {
     return undefined;
-  }
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, type Dirent } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { isFile, isFolder, isPresent } from './path-kinds';
 
 /**
  * Where git would take executable configuration from in a workspace: every git folder at any
@@ -85,7 +86,7 @@ function gitEntry(path: string, entry: Dirent, workspace: string, found: FoundGi
     // git passes over a `.git` folder without a HEAD (the empty placeholder another session's
     // sandbox holds a workspace's `.git` with, say): not a repository, nothing to protect.
     // Should one become a repository in the session, the guard's sweep judges it as new.
-    if (hasEntry(join(path, 'HEAD'))) add(path, 'dot-git');
+    if (isPresent(join(path, 'HEAD'))) add(path, 'dot-git');
     return;
   }
   const target = entry.isFile() ? gitdirTarget(path) : linkedFolder(path);
@@ -178,28 +179,3 @@ function readEntries(folder: string): Dirent[] | undefined {
   }
 }
 
-/** Whether anything (a file, a folder, a link, even a dangling one) is at `path`. */
-function hasEntry(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   existsSync,
-  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -24,6 +23,7 @@ import { findGitFolders, gitdirTarget, MAX_WALKED_FOLDERS } from './git-folders'
 import { processExists } from './owned-temp-dir';
 import { disableNewExecSteps, rebaseTodoDigest, rebaseTodoPath } from './rebase-todo';
 import { GIT_REDIRECTS, gitFoldersOf, guardedGitFolders, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
+import { isOwnFolder, isPresent } from './path-kinds';
 
 export { GIT_REDIRECTS } from './workspace-git';
 
@@ -109,8 +109,8 @@ export function recordGitState(
     ...outside,
     folders: guardedGitFolders(workspace, git).map((folder) => ({
       path: folder.path,
-      redirects: GIT_REDIRECTS.filter((name) => exists(join(folder.path, name))),
-      hadConfig: exists(join(folder.path, 'config')),
+      redirects: GIT_REDIRECTS.filter((name) => isPresent(join(folder.path, name))),
+      hadConfig: isPresent(join(folder.path, 'config')),
       ...optionalDigest(rebaseTodoDigest(folder.path)),
     })),
     gitFiles: found.gitFiles.map((file) => file.path),
@@ -153,7 +153,7 @@ export function sweepGitState(record: GitGuardRecord, report: (line: string) => 
   for (const file of found.gitFiles) {
     if (knownFiles.has(file.path) || (file.target !== undefined && (folders.has(file.target) || known.has(file.target)))) continue;
     const target = file.target ?? gitdirTarget(file.path);
-    if (target !== undefined && existsFolder(target) && gitFolderRisk(target) === undefined) continue;
+    if (target !== undefined && isOwnFolder(target) && gitFolderRisk(target) === undefined) continue;
     moveAside(file.path, (aside) => report(`${file.path}, written in the sandbox, pointed git at a folder fence cannot vouch for: renamed to ${aside}; look at it before renaming it back`));
   }
 }
@@ -168,7 +168,7 @@ function optionalDigest(digest: string | undefined): { rebaseTodo?: string } {
  * workspace's own, whose hooks and config are read-only).
  */
 function removeRedirect(path: string, before: GuardedGitFolder | undefined, known: ReadonlyMap<string, GuardedGitFolder>, report: (line: string) => void): void {
-  if (before?.redirects.includes(basename(path)) || !exists(path)) return;
+  if (before?.redirects.includes(basename(path)) || !isPresent(path)) return;
   if (basename(path) === 'commondir' && known.has(commonFolder(path) ?? '')) return;
   try {
     rmSync(path, { force: true });
@@ -191,7 +191,7 @@ function commonFolder(file: string): string | undefined {
 function disableGitFolder(folder: string, risk: string, report: (line: string) => void): void {
   const moved: string[] = [];
   for (const name of ['config', 'hooks']) {
-    if (!exists(join(folder, name))) continue;
+    if (!isPresent(join(folder, name))) continue;
     moveAside(join(folder, name), (aside) => moved.push(aside));
   }
   if (moved.length === 0) return;
@@ -202,8 +202,8 @@ function disableGitFolder(folder: string, risk: string, report: (line: string) =
 function restoreLink(link: { path: string; target: string }, report: (line: string) => void): void {
   if (linkTarget(link.path) === link.target) return;
   let aside: string | undefined;
-  if (exists(link.path)) moveAside(link.path, (path) => (aside = path));
-  if (exists(link.path)) return;
+  if (isPresent(link.path)) moveAside(link.path, (path) => (aside = path));
+  if (isPresent(link.path)) return;
   try {
     symlinkSync(link.target, link.path);
   } catch {
@@ -216,7 +216,7 @@ function restoreLink(link: { path: string; target: string }, report: (line: stri
 function moveAside(path: string, done: (aside: string) => void): void {
   for (let n = 0; n < 100; n += 1) {
     const aside = `${path}${DISABLED}${n === 0 ? '' : `-${n}`}`;
-    if (exists(aside)) continue;
+    if (isPresent(aside)) continue;
     try {
       renameSync(path, aside);
       done(aside);
@@ -480,23 +480,6 @@ function linkTarget(path: string): string | undefined {
     return readlinkSync(path);
   } catch {
     return undefined;
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function existsFolder(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { release } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { makePrivateFolder, writePrivateFile } from '../config/private-data';
 import { isWithin, realPathOf, type SandboxPolicy } from './policy';
 import { seatbeltCommand, seatbeltProfile } from './seatbelt';
 import { writeTerminalFilter } from './seccomp';
+import { isEmptyFolder, isLink } from './path-kinds';
 
 /**
  * The OS sandbox of a session: every process the session starts (its bash, its Python
@@ -379,14 +380,6 @@ const WITH_FORWARDER =
   '"$1" "$2" "$3" "$4" "$5" </dev/null >/dev/null 2>&1 & ready="$5"; shift 5; i=0; ' +
   'while [ ! -e "$ready" ] && [ "$i" -lt 300 ]; do sleep 0.01; i=$((i + 1)); done; rm -f "$ready"; exec "$@"';
 
-function isEmptyFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory() && readdirSync(path).length === 0;
-  } catch {
-    return false;
-  }
-}
-
 function makeFolder700(path: string): string {
   mkdirSync(path, { mode: 0o700 });
   return path;
@@ -452,14 +445,6 @@ function makeFolder(path: string): string[] | undefined {
     return missing;
   } catch {
     return undefined;
-  }
-}
-
-function isLink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
   }
 }
 

@@ -1,7 +1,8 @@
-import { lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { CREDENTIAL_STORES } from './credential-stores';
 import { gitProtectedPaths, surveyWorkspaceGit, type WorkspaceGit } from './workspace-git';
+import { isPresent } from './path-kinds';
 
 /**
  * What the processes a session starts, and the file tools, may touch: the OS sandbox's rules
@@ -209,16 +210,6 @@ function realPathFinder(): (path: string) => string {
     return real;
   };
   return realOf;
-}
-
-/** Whether `path` exists, a dangling link included. */
-function isPresent(path: string): boolean {
-  try {
-    // No exception for a missing path: most of them are, and an exception costs more than the call.
-    return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-  } catch {
-    return false;
-  }
 }
 
 /** Links followed for one path before giving up, as the kernel's own limit (ELOOP). */

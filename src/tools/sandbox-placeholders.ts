@@ -1,5 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { realPathOf, type SandboxPolicy } from '../os-sandbox/policy';
+import { isEmptyFolder } from '../os-sandbox/path-kinds';
 
 /**
  * Which real paths are the sandbox's placeholders (see `SandboxPolicy.placeholders`): empty
@@ -15,10 +15,3 @@ export function sandboxPlaceholders(policy: SandboxPolicy | undefined): (realPat
   return (realPath) => paths.has(realPath) && isEmptyFolder(realPath);
 }
 
-function isEmptyFolder(path: string): boolean {
-  try {
-    return readdirSync(path).length === 0;
-  } catch {
-    return false;
-  }
-}
