@@ -15,11 +15,11 @@ export interface UnsandboxedCommand {
 }
 
 /**
- * The commands of `config` that run outside the sandbox: each command tool and each stdio MCP
- * server with `sandbox = false`, with the folder it runs in (its `cwd` from the workspace,
+ * The commands of `config` that run outside the sandbox: each command tool, each stdio MCP
+ * server and each hook with `sandbox = false` (a hook runs in the workspace), with the folder it runs in (its `cwd` from the workspace,
  * `~/` expanded; absent, the workspace) and a server's `${workspace}` expanded.
  */
-export function unsandboxedCommands(config: Pick<FenceConfig, 'tools' | 'mcpServers'>, workspace: string, home: string = homedir()): UnsandboxedCommand[] {
+export function unsandboxedCommands(config: Pick<FenceConfig, 'tools' | 'mcpServers' | 'hooks'>, workspace: string, home: string = homedir()): UnsandboxedCommand[] {
   const commands: UnsandboxedCommand[] = [];
   for (const tool of Object.values(config.tools)) {
     if (tool.sandbox !== false) continue;
@@ -31,6 +31,9 @@ export function unsandboxedCommands(config: Pick<FenceConfig, 'tools' | 'mcpServ
     // The workspace given as the folder a server works on (`${workspace}`) is not code it runs; a path below it is.
     const args = (server.args ?? []).filter((arg) => arg !== WORKSPACE_WORD).map((arg) => arg.split(WORKSPACE_WORD).join(workspace));
     commands.push({ words: [server.command, ...args], cwd: server.cwd === undefined ? workspace : resolve(workspace, expandHome(server.cwd, home)) });
+  }
+  for (const hook of config.hooks ?? []) {
+    if (hook.sandbox === false) commands.push({ words: hook.command, cwd: workspace });
   }
   return commands;
 }

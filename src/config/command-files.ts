@@ -5,8 +5,8 @@ import { parse as parseToml } from 'smol-toml';
 
 /**
  * The workspace files a project's `fence.toml` runs: each word of an MCP server's `command` and
- * `args`, and of a command tool's `command`, that names a file of the workspace (resolved from
- * the workspace for a server, from the tool's `cwd` for a tool; for `--flag=path`, the part
+ * `args`, and of a command tool's or a hook's `command`, that names a file of the workspace (resolved from
+ * the workspace for a server and a hook, from the tool's `cwd` for a tool; for `--flag=path`, the part
  * after `=` too). Trust hashes them beside `fence.toml`, so that a trusted project whose server
  * script was rewritten — by a `git pull`, or by a model in an earlier session — is asked about
  * again before the script runs.
@@ -48,6 +48,9 @@ export function projectCommandFiles(text: string, workspace: string): string[] {
     const table = record(tool);
     const cwd = typeof table.cwd === 'string' ? resolve(workspace, expandHome(table.cwd)) : workspace;
     list(table.command).forEach((word, index) => add(word, cwd, index === 0));
+  }
+  for (const hook of list(root.hooks)) {
+    list(record(hook).command).forEach((word, index) => add(word, workspace, index === 0));
   }
   return [...found].sort();
 }

@@ -4,11 +4,13 @@ import { OPENAI_APIS } from '../llm/provider-options';
 import {
   API_PROVIDERS,
   BUILTIN_TOOL_NAMES,
+  HOOK_EVENTS,
   MODEL_KEYS,
   PTC_KEYS,
   SANDBOX_MODE_NAMES,
   TOOL_FORMATS,
   type ConfigFile,
+  type HookConfig,
   type JsonObject,
   type McpServerConfig,
   type PtcConfig,
@@ -27,7 +29,7 @@ export interface ConfigFileSchemas {
   /** One file, keys as written, to its `ConfigFile`. */
   file: z.ZodType<ConfigFile, unknown>;
   /** The keys each table knows, for messages about unknown keys. */
-  knownKeys: Record<'top' | 'tool' | 'rule' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider', string[]>;
+  knownKeys: Record<'top' | 'tool' | 'rule' | 'hook' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider', string[]>;
 }
 
 let built: ConfigFileSchemas | undefined;
@@ -141,6 +143,27 @@ function buildSchemas(): ConfigFileSchemas {
     reason: text.optional(),
   };
 
+  /** One `[[hooks]]` entry; a tool or resource pattern only for the events around a tool call. */
+  const hookShape = {
+    event: z.enum(HOOK_EVENTS, { error: expected('"session_start", "prompt", "pre_tool", "post_tool" or "stop"', 'missing (required: "session_start", "prompt", "pre_tool", "post_tool" or "stop")') }),
+    tool: text.min(1, { error: 'must not be empty: a tool name or pattern such as "shell" or "*"' }).optional(),
+    resource: text.min(1, { error: 'must not be empty: a pattern such as "git push*"' }).optional(),
+    command: stringArray().refine((command) => command.length > 0 && command[0] !== '', {
+      error: 'must name the program to run, e.g. ["./scripts/check.sh"]',
+    }),
+    timeout: positiveNumber.optional(),
+    sandbox: z.boolean({ error: expected('true or false') }).optional(),
+  };
+
+  const hookSchema = tomlTable(hookShape)
+    .superRefine((hook, ctx) => {
+      if (hook.event === 'pre_tool' || hook.event === 'post_tool') return;
+      for (const key of ['tool', 'resource'] as const) {
+        if (hook[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `only pre_tool and post_tool hooks match a tool call; a ${hook.event} hook runs at every ${hook.event}` });
+      }
+    })
+    .transform((hook): HookConfig => hook);
+
   const ptcShape = {
     memory_mb: positiveInt.optional(),
     cpu_time_s: positiveNumber.optional(),
@@ -219,6 +242,7 @@ function buildSchemas(): ConfigFileSchemas {
     reasoning: z.enum(REASONING_LEVELS, { error: expected('"off", "low", "medium" or "high"') }).optional(),
     tools: z.record(z.string(), toolSchema, { error: expected('a table of tools, e.g. [tools.my_tool]') }).optional(),
     policy: z.array(tomlTable(ruleShape), { error: expected('an array of tables, written [[policy]]') }).optional(),
+    hooks: z.array(hookSchema, { error: expected('an array of tables, written [[hooks]]') }).optional(),
     ptc: ptcSchema.optional(),
     models: z.record(z.string(), modelSchema, { error: expected('a table of models, e.g. [models."openai/gpt-5"]') }).optional(),
     mcp: tomlTable(mcpShape).optional(),
@@ -244,6 +268,7 @@ function buildSchemas(): ConfigFileSchemas {
     top: Object.keys(fileShape),
     tool: Object.keys(toolShape),
     rule: Object.keys(ruleShape),
+    hook: Object.keys(hookShape),
     ptc: Object.keys(PTC_KEYS),
     model: Object.keys(MODEL_KEYS),
     mcp: Object.keys(mcpShape),

@@ -13,7 +13,7 @@ import type { PolicyRule } from '../policy/admit';
 export const TOOL_FORMATS = ['markdown', 'xml', 'tool'] as const;
 
 /** Names of the built-in tools; a user tool may not take one. */
-export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc'] as const;
+export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc', 'plan'] as const;
 
 /**
  * Tools fence adds in some sessions only (`complete` in autonomous runs, `describe` when tools
@@ -59,6 +59,32 @@ export interface CommandToolConfig {
   cwd?: string;
   /** `false`: runs outside the session's sandbox (honoured from the user's file only). Absent: inside. */
   sandbox?: boolean;
+}
+
+/** The moments a hook can run at (`[[hooks]] event`). */
+export const HOOK_EVENTS = ['session_start', 'prompt', 'pre_tool', 'post_tool', 'stop'] as const;
+
+/** One of `HOOK_EVENTS`. */
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+/**
+ * One `[[hooks]]` entry: a command the person's configuration runs at an event, given the
+ * event as JSON on stdin (see `src/hooks/`).
+ */
+export interface HookConfig {
+  event: HookEvent;
+  /** For `pre_tool` and `post_tool`: the tools it runs for, a policy rule's `tool` pattern. Absent: every tool. */
+  tool?: string;
+  /** For `pre_tool` and `post_tool`: what the call touches, a policy rule's `resource` pattern. Absent: any call. */
+  resource?: string;
+  /** The program and its arguments, run without a shell in the workspace. */
+  command: string[];
+  /** Seconds before the hook is stopped. Absent: 30. */
+  timeout?: number;
+  /** `false`: runs outside the session's sandbox (honoured from the user's file only). Absent: inside. */
+  sandbox?: boolean;
+  /** Which file the entry came from, set as the files are merged; absent counts as a project's. */
+  source?: 'user' | 'project';
 }
 
 /** What every MCP server table may say besides how to reach the server. */
@@ -189,6 +215,8 @@ export interface ConfigFile {
   sandbox?: SandboxFileConfig;
   /** The `[providers.<name>]` tables. */
   providers?: ProvidersConfig;
+  /** The `[[hooks]]` entries, in the file's order. */
+  hooks?: HookConfig[];
 }
 
 /**

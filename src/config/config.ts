@@ -6,6 +6,7 @@ import type { ModelInfo } from '../llm/model-info';
 import type { ReasoningLevel } from '../llm/provider';
 import type { ToolFormat } from '../parse/tool-use';
 import type { PolicyRule, RuleSource } from '../policy/admit';
+import { globMatcher, resourceMatcher } from '../policy/pattern';
 import { configFileSchemas } from './config-file-schema';
 import {
   BUILTIN_TOOL_NAMES,
@@ -14,6 +15,7 @@ import {
   DEFAULT_VM_LIMITS,
   type CommandToolConfig,
   type ConfigFile,
+  type HookConfig,
   type McpServerConfig,
   type ProviderConfig,
   type ProvidersConfig,
@@ -35,6 +37,8 @@ export {
   DEFAULT_PTC_CONFIG,
   TOOL_FORMATS,
   type CommandToolConfig,
+  type HookConfig,
+  type HookEvent,
   type McpHttpServerConfig,
   type McpServerConfig,
   type McpStdioServerConfig,
@@ -89,6 +93,11 @@ export interface FenceConfig {
   hideToolsAboveTokens?: number;
   /** The sandbox the files ask for (see `SandboxConfig`: a project can only narrow the user's). */
   sandbox: SandboxConfig;
+  /**
+   * The `[[hooks]]` of both files, the user's then the project's, each with its `source`; a
+   * project's always run inside the sandbox. Absent: none.
+   */
+  hooks?: HookConfig[];
   /**
    * What the files say of each provider (`[providers.<openai|openrouter|local>]`): the API it
    * is spoken to through. The project's keys override the user's one by one (choosing an API
@@ -176,6 +185,10 @@ export function parseConfigText(text: string, shown: string): { file: ConfigFile
   for (const name of Object.keys(result.data.mcpServers ?? {})) {
     if (!MCP_SERVER_NAME.test(name)) return { error: `${shown}: ${keyPath(['mcp', 'servers', name])}: a server name is letters, digits, _ and -, e.g. finance` };
   }
+  for (const [index, hook] of (result.data.hooks ?? []).entries()) {
+    const problem = hookPatternProblem(hook);
+    if (problem) return { error: `${shown}: ${keyPath(['hooks', index, problem.key])}: ${problem.message}` };
+  }
   for (const id of Object.keys(result.data.models ?? {})) {
     if (!MODEL_ID.test(id)) return { error: `${shown}: ${keyPath(['models', id])}: a model id is written provider/model, e.g. "anthropic/claude-sonnet-4-6"` };
   }
@@ -202,6 +215,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: Nod
     ptc: { ...DEFAULT_PTC_CONFIG, ...user.ptc, ...project.ptc },
     models: mergeModels(user.models, project.models),
     mcpServers: { ...fromSource(user.mcpServers, 'user'), ...fromSource(projectServers, 'project') },
+    ...hooksOf(mergeHooks(user.hooks, project.hooks, sandbox.ignored)),
     providers: mergeProviders(user.providers, project.providers),
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
@@ -323,6 +337,42 @@ function withoutCredentials(tools: Record<string, CommandToolConfig>, passEnv: r
   return kept;
 }
 
+/**
+ * The user's hooks, then the project's, each marked with its file; a project's `sandbox = false`
+ * is taken back (noted in `ignored`): a repository cannot run a hook outside the sandbox.
+ */
+function mergeHooks(user: readonly HookConfig[] | undefined, project: readonly HookConfig[] | undefined, ignored: string[]): HookConfig[] {
+  const projectHooks = (project ?? []).map((hook, index): HookConfig => {
+    if (hook.sandbox !== false) return { ...hook, source: 'project' };
+    ignored.push(`${PROJECT_CONFIG_FILE}: hooks[${index}].sandbox = false ignored: it runs inside the sandbox (only your own config.toml can take a hook out)`);
+    const { sandbox: _outside, ...inside } = hook;
+    return { ...inside, source: 'project' };
+  });
+  return [...(user ?? []).map((hook): HookConfig => ({ ...hook, source: 'user' })), ...projectHooks];
+}
+
+/** `{ hooks }` when there are any, else nothing: a configuration without hooks has no key for them. */
+function hooksOf(hooks: HookConfig[]): { hooks?: HookConfig[] } {
+  return hooks.length > 0 ? { hooks } : {};
+}
+
+/** Why a hook's `tool` or `resource` pattern cannot be used, with the key; undefined when both can. */
+function hookPatternProblem(hook: HookConfig): { key: 'tool' | 'resource'; message: string } | undefined {
+  const checks = [
+    ['tool', hook.tool, globMatcher],
+    ['resource', hook.resource, resourceMatcher],
+  ] as const;
+  for (const [key, pattern, compile] of checks) {
+    if (pattern === undefined) continue;
+    try {
+      compile(pattern);
+    } catch (error) {
+      return { key, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+  return undefined;
+}
+
 /** A name `[mcp.servers.<name>]` takes. */
 const MCP_SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -390,6 +440,7 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 0) return configFileSchemas().knownKeys.top;
   if (path.length === 2 && path[0] === 'tools') return configFileSchemas().knownKeys.tool;
   if (path.length === 2 && path[0] === 'policy') return configFileSchemas().knownKeys.rule;
+  if (path.length === 2 && path[0] === 'hooks') return configFileSchemas().knownKeys.hook;
   if (path.length === 1 && path[0] === 'ptc') return configFileSchemas().knownKeys.ptc;
   if (path.length === 2 && path[0] === 'models') return configFileSchemas().knownKeys.model;
   if (path.length === 1 && path[0] === 'mcp') return configFileSchemas().knownKeys.mcp;

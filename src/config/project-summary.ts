@@ -62,6 +62,10 @@ function describeConfigFile(path: string, workspace: string): string[] {
   for (const [name, tool] of Object.entries(file.tools ?? {})) {
     lines.push(`command tool ${name}: runs ${commandLine(tool.command)}${tool.env?.length ? ` (passed ${oneLine(tool.env.join(', '))})` : ''}`);
   }
+  for (const hook of file.hooks ?? []) {
+    const match = [hook.tool ? ` tool ${hook.tool}` : '', hook.resource ? ` resource ${hook.resource}` : ''].join('');
+    lines.push(`hook at ${hook.event}${oneLine(match)}: runs ${commandLine(hook.command)} (inside the sandbox)`);
+  }
   for (const rule of file.policy ?? []) {
     const who = rule.principal ? ` for ${rule.principal}` : '';
     const what = rule.resource ? ` ${rule.resource}` : '';
