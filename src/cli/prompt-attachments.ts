@@ -1,0 +1,272 @@
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
+import { findAttachmentTokens, type AttachmentToken, type TokenReading } from './attachment-tokens';
+
+/**
+ * The files a prompt attaches: `@path` of an image or a text file, and an image file dragged
+ * onto the terminal (its path pasted). Images go to the model as images, by absolute path (the
+ * agent stores and scales them); a text file's content is put after the prompt in a fenced
+ * block headed by its path. The person's own view of the files counts (the host's `/tmp`, not
+ * the sandbox's), except that a path the sandbox denies is never attached: a prompt may come
+ * from a file, a pipe or a script, and what a credential store holds must not reach the model
+ * because a prompt named it.
+ */
+
+/** Most bytes of a text file put into a prompt; a longer file is cut there, with a note. */
+export const TEXT_ATTACHMENT_BYTES = 100 * 1024;
+
+/** File name extensions of images: a file named so is an image even if its bytes say otherwise (a broken one is reported as such). */
+const IMAGE_EXTENSIONS = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.bmp', '.tif', '.tiff', '.heic', '.heif', '.avif']);
+
+/** An image attached to a prompt. */
+export interface AttachedImage {
+  /** Absolute path on the host. */
+  path: string;
+  /** How the prompt names it: relative to the workspace when inside it, `~/…` in the home folder, else absolute. */
+  shown: string;
+}
+
+/** A text file whose content was put into a prompt. */
+export interface AttachedText {
+  path: string;
+  shown: string;
+  /** The file's size in bytes. */
+  size: number;
+  /** Whether only its first `TEXT_ATTACHMENT_BYTES` went in. */
+  cut: boolean;
+}
+
+/** A prompt with its attachments taken in. */
+export interface AttachedPrompt {
+  /** What the model reads: mentions replaced (`[image: shot.png]`, `notes.md`), text files' content after the prompt. */
+  text: string;
+  /** Images for `agent.run(text, { images })`, in the order named, each once. */
+  images: AttachedImage[];
+  texts: AttachedText[];
+  /** Lines for the person: a mention that looked like a file but names none, or names a folder. */
+  warnings: string[];
+}
+
+/** Where paths are read from and what the sandbox denies. */
+export interface AttachContext {
+  /** Mentions' relative paths start here. */
+  workspace: string;
+  /** `~/` means this folder. */
+  home: string;
+  /** The session's sandbox: its denied paths are never attached. Absent or `off`: nothing is denied. */
+  policy?: SandboxPolicy;
+}
+
+/**
+ * Takes in the files `prompt` attaches (see the file's comment). A mention of a missing file is
+ * left as typed (`@user` is prose), with a warning when it clearly meant a file (a path prefix,
+ * an extension, quotes or escapes); a pasted path that is not an image file is left as typed,
+ * silently. Returns `{ error }` — one sentence naming the file, nothing attached — for a file
+ * that is named but cannot be attached: unreadable, denied by the sandbox, binary and not an
+ * image. Reads only the files named, and a text file only up to the cap.
+ */
+export function attachToPrompt(prompt: string, context: AttachContext): AttachedPrompt | { error: string } {
+  const denied = deniedCheck(context.policy);
+  const images = new Map<string, AttachedImage>();
+  const texts = new Map<string, AttachedText & { content: string }>();
+  const warnings: string[] = [];
+  let text = '';
+  let copied = 0;
+  for (const token of findAttachmentTokens(prompt)) {
+    const found = findFile(token, context);
+    if (!found) {
+      const last = token.readings.at(-1);
+      if (token.kind === 'mention' && last && meantFile(last.path, token.deliberate)) warnings.push(`@${last.path}: no such file; left in the prompt as typed`);
+      continue;
+    }
+    const { reading, path, shown, kind } = found;
+    if (kind === 'folder') {
+      if (token.kind === 'mention') warnings.push(`@${reading.path}: a folder; only files are attached, so it is left as typed`);
+      continue;
+    }
+    const imageNamed = IMAGE_EXTENSIONS.has(extname(path).toLowerCase());
+    if (kind !== 'file') {
+      if (token.kind === 'mention' || imageNamed) return { error: `${shown} cannot be attached: ${kind}` };
+      continue;
+    }
+    // Judged before a byte is read; a pasted path that does not say it is an image stays the person's text.
+    if (denied(path)) {
+      if (token.kind === 'mention' || imageNamed) return { error: `${shown} cannot be attached: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)` };
+      continue;
+    }
+    const isImage = imageNamed || startsAsImage(path);
+    if (token.kind === 'pasted' && !isImage) continue;
+    let mention: string;
+    if (isImage) {
+      if (!images.has(path)) images.set(path, { path, shown });
+      mention = `[image: ${shown}]`;
+    } else {
+      const read = texts.get(path) ?? readText(path, shown);
+      if ('error' in read) return read;
+      texts.set(path, read);
+      mention = shown;
+    }
+    text += prompt.slice(copied, token.start) + mention;
+    copied = reading.end;
+  }
+  text += prompt.slice(copied);
+  for (const file of texts.values()) text += `\n\n${fencedContent(file)}`;
+  return {
+    text,
+    images: [...images.values()],
+    texts: [...texts.values()].map(({ content: _content, ...file }) => file),
+    warnings,
+  };
+}
+
+/**
+ * The images of `--image FILE` options, relative to `cwd` (the shell's folder, where the person
+ * completed the path). Returns `{ error }` naming the first that is missing, unreadable, denied
+ * by the sandbox, or not an image.
+ */
+export function imageArguments(files: readonly string[], cwd: string, context: AttachContext): AttachedImage[] | { error: string } {
+  const denied = deniedCheck(context.policy);
+  const images: AttachedImage[] = [];
+  for (const file of files) {
+    const path = resolve(cwd, expandHome(file, context.home));
+    const shown = shownPath(path, context);
+    const kind = fileKind(path);
+    if (kind === 'missing') return { error: `--image ${file}: no such file` };
+    if (kind === 'folder') return { error: `--image ${file}: a folder, not an image file` };
+    if (kind !== 'file') return { error: `--image ${file}: ${kind}` };
+    if (denied(path)) return { error: `--image ${file}: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)` };
+    if (!IMAGE_EXTENSIONS.has(extname(path).toLowerCase()) && !startsAsImage(path)) return { error: `--image ${file}: not an image (PNG, JPEG, GIF or WebP)` };
+    if (!images.some((image) => image.path === path)) images.push({ path, shown });
+  }
+  return images;
+}
+
+/** The first reading of `token` that names something on disk, with its absolute path. */
+function findFile(token: AttachmentToken, context: AttachContext): { reading: TokenReading; path: string; shown: string; kind: string } | undefined {
+  for (const reading of token.readings) {
+    const expanded = expandHome(reading.path, context.home);
+    const path = isAbsolute(expanded) ? resolve(expanded) : resolve(context.workspace, expanded);
+    const kind = fileKind(path);
+    if (kind === 'missing') continue;
+    return { reading, path, shown: shownPath(path, context), kind };
+  }
+  return undefined;
+}
+
+/** What is at `path` (links followed): a file, a folder, nothing, or why it cannot be told. */
+function fileKind(path: string): 'file' | 'folder' | 'missing' | string {
+  try {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return 'missing';
+    if (stat.isDirectory()) return 'folder';
+    return stat.isFile() ? 'file' : 'not a regular file';
+  } catch (error) {
+    return describeFailure(error);
+  }
+}
+
+/** Whether a mention of a missing `path` clearly meant a file, so saying so is worth a line. */
+function meantFile(path: string, deliberate: boolean): boolean {
+  return deliberate || /^(\.{0,2}\/|~\/)/.test(path) || /\.[A-Za-z0-9]{1,8}$/.test(basename(path));
+}
+
+function expandHome(path: string, home: string): string {
+  return path === '~' || path.startsWith('~/') ? join(home, path.slice(1)) : path;
+}
+
+function shownPath(path: string, context: AttachContext): string {
+  if (isWithin(path, context.workspace) && path !== context.workspace) return relative(context.workspace, path);
+  if (isWithin(path, context.home) && path !== context.home) return `~/${relative(context.home, path)}`;
+  return path;
+}
+
+/** Whether the first bytes of the file at `path` are those of a PNG, JPEG, GIF or WebP image; false when it cannot be read. */
+function startsAsImage(path: string): boolean {
+  const head = readHead(path, 12);
+  if (!head) return false;
+  const starts = (offset: number, ...bytes: number[]) => bytes.every((byte, i) => head[offset + i] === byte);
+  return (
+    starts(0, 0x89, 0x50, 0x4e, 0x47) || starts(0, 0xff, 0xd8, 0xff) || starts(0, 0x47, 0x49, 0x46, 0x38) || (starts(0, 0x52, 0x49, 0x46, 0x46) && starts(8, 0x57, 0x45, 0x42, 0x50))
+  );
+}
+
+function readHead(path: string, length: number): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const buffer = Buffer.alloc(length);
+    return buffer.subarray(0, readSync(fd, buffer, 0, length, 0));
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The content of the text file at `path`, cut at `TEXT_ATTACHMENT_BYTES`, or why it cannot be attached. */
+function readText(path: string, shown: string): (AttachedText & { content: string }) | { error: string } {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(size, TEXT_ATTACHMENT_BYTES));
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    const bytes = buffer.subarray(0, length);
+    const cut = size > length;
+    if (bytes.includes(0)) return { error: `${shown} cannot be attached: it is binary, and only text files and images (PNG, JPEG, GIF, WebP) are` };
+    let content: string;
+    try {
+      // `stream`: a character cut in two at the cap is left out, not taken for bad text.
+      content = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: cut });
+    } catch {
+      return { error: `${shown} cannot be attached: it is not UTF-8 text, and only text files and images (PNG, JPEG, GIF, WebP) are` };
+    }
+    if (cut) {
+      const lastLine = content.lastIndexOf('\n');
+      if (lastLine > 0) content = content.slice(0, lastLine + 1);
+    }
+    return { path, shown, size, cut, content };
+  } catch (error) {
+    return { error: `${shown} cannot be attached: ${describeFailure(error)}` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** A text file's content as a fenced block headed by its path, with a note when it was cut. */
+function fencedContent(file: AttachedText & { content: string }): string {
+  const longest = Math.max(2, ...[...file.content.matchAll(/`+/g)].map((run) => run[0].length));
+  const fence = '`'.repeat(longest + 1);
+  const body = file.content.endsWith('\n') || file.content === '' ? file.content : `${file.content}\n`;
+  const note = file.cut ? `\n[${file.shown} is cut: above are its first ${kilobytes(Buffer.byteLength(file.content))} of ${kilobytes(file.size)}; read the file for the rest]` : '';
+  return `${fence}${file.shown}\n${body}${fence}${note}`;
+}
+
+function kilobytes(bytes: number): string {
+  return `${Math.round(bytes / 1024)} kB`;
+}
+
+/** A file system error as a few words: `permission denied`, `no such file`, else its code. */
+function describeFailure(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'ELOOP') return 'a loop of links';
+  return code ?? (error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Whether the sandbox denies `path`, as written or where its links lead: only the denied paths
+ * (credential stores, fence's own data, the user's own denials) count, not the host folders
+ * the sandbox shows its processes a fresh one of, since the person names their own files.
+ */
+function deniedCheck(policy: SandboxPolicy | undefined): (path: string) => boolean {
+  if (policy === undefined || policy.mode === 'off') return () => false;
+  let resolved: SandboxPolicy | undefined;
+  return (path) => {
+    resolved ??= withRealPaths(policy);
+    const rules = resolved;
+    return [path, realPathOf(path)].some((candidate) => !rules.readable.some((root) => isWithin(candidate, root)) && rules.denied.some((root) => isWithin(candidate, root)));
+  };
+}

@@ -1,0 +1,129 @@
+import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { attachToPrompt, imageArguments, TEXT_ATTACHMENT_BYTES, type AttachContext } from '../../src/cli/prompt-attachments';
+import type { SandboxPolicy } from '../../src/os-sandbox/policy';
+
+/** The first bytes of a PNG: enough for fence to take the file for one. */
+const PNG_HEAD = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+
+let context: AttachContext & { policy: SandboxPolicy };
+let home: string;
+let workspace: string;
+
+beforeEach(() => {
+  home = mkdtempSync('/var/tmp/fence-attach-');
+  workspace = join(home, 'work');
+  mkdirSync(join(home, '.ssh'), { recursive: true });
+  mkdirSync(join(workspace, 'docs'), { recursive: true });
+  writeFileSync(join(home, '.ssh', 'id_rsa'), 'PRIVATE KEY\n');
+  writeFileSync(join(home, '.ssh', 'shot.png'), PNG_HEAD);
+  writeFileSync(join(workspace, 'shot.png'), PNG_HEAD);
+  writeFileSync(join(workspace, 'notes.md'), '# Notes\n\nship it\n');
+  const policy: SandboxPolicy = { mode: 'workspace-write', workspace, writable: [workspace], denied: [join(home, '.ssh')], readable: [], protected: [], network: false, replaced: ['/tmp'] };
+  context = { workspace, home, policy };
+});
+
+describe('attachToPrompt', () => {
+  it('attaches an @image and leaves a short mention in its place', () => {
+    expect(attachToPrompt('what is wrong here @shot.png?', context)).toEqual({
+      text: 'what is wrong here [image: shot.png]?',
+      images: [{ path: join(workspace, 'shot.png'), shown: 'shot.png' }],
+      texts: [],
+      warnings: [],
+    });
+  });
+
+  it('attaches a pasted image path, quoted or escaped, and a file:// URL, each once', () => {
+    mkdirSync(join(home, 'Pictures'));
+    writeFileSync(join(home, 'Pictures', 'Shot 1.png'), PNG_HEAD);
+    const path = join(home, 'Pictures', 'Shot 1.png');
+    const attached = attachToPrompt(`'${path}' and ${path.replace(/ /g, '\\ ')} and file://${path.replace(/ /g, '%20')} what is this`, context);
+    expect(attached).toMatchObject({
+      text: '[image: ~/Pictures/Shot 1.png] and [image: ~/Pictures/Shot 1.png] and [image: ~/Pictures/Shot 1.png] what is this',
+      images: [{ path, shown: '~/Pictures/Shot 1.png' }],
+    });
+  });
+
+  it('leaves pasted paths that are not images, and prose, as typed', () => {
+    const prompt = `look at ${join(workspace, 'notes.md')} and /etc and /no/such.png, mail me@x.org or @user`;
+    expect(attachToPrompt(prompt, context)).toEqual({ text: prompt, images: [], texts: [], warnings: [] });
+  });
+
+  it("attaches a text file's content in a fenced block headed by its path", () => {
+    const attached = attachToPrompt('summarise @notes.md.', context);
+    expect(attached).toMatchObject({ text: 'summarise notes.md.\n\n```notes.md\n# Notes\n\nship it\n```', texts: [{ shown: 'notes.md', cut: false }] });
+  });
+
+  it('fences content holding backticks with a longer fence', () => {
+    writeFileSync(join(workspace, 'code.md'), 'a\n```js\nx\n```\n');
+    expect(attachToPrompt('@code.md', context)).toMatchObject({ text: 'code.md\n\n````code.md\na\n```js\nx\n```\n````' });
+  });
+
+  it('cuts a long text file at the cap, at a line end, and says so', () => {
+    const line = `${'x'.repeat(99)}\n`;
+    writeFileSync(join(workspace, 'big.log'), line.repeat(3000));
+    const attached = attachToPrompt('@big.log', context);
+    if ('error' in attached) throw new Error(attached.error);
+    expect(attached.texts).toEqual([{ path: join(workspace, 'big.log'), shown: 'big.log', size: 300_000, cut: true }]);
+    expect(attached.text.length).toBeLessThan(TEXT_ATTACHMENT_BYTES + 200);
+    expect(attached.text).toMatch(/x\n```\n\[big\.log is cut: above are its first 100 kB of 293 kB; read the file for the rest\]$/);
+  });
+
+  it('refuses a binary file that is not an image, naming it', () => {
+    writeFileSync(join(workspace, 'app.bin'), Buffer.from([1, 2, 0, 3]));
+    writeFileSync(join(workspace, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+    expect(attachToPrompt('run @app.bin', context)).toEqual({ error: 'app.bin cannot be attached: it is binary, and only text files and images (PNG, JPEG, GIF, WebP) are' });
+    expect(attachToPrompt('@latin1.txt', context)).toEqual({ error: 'latin1.txt cannot be attached: it is not UTF-8 text, and only text files and images (PNG, JPEG, GIF, WebP) are' });
+  });
+
+  it('refuses an unreadable file and one that is not a regular file', () => {
+    writeFileSync(join(workspace, 'secret.txt'), 'x');
+    chmodSync(join(workspace, 'secret.txt'), 0);
+    const unreadable = attachToPrompt('@secret.txt', context);
+    // root reads any file: then the file is simply attached.
+    if (process.getuid?.() !== 0) expect(unreadable).toEqual({ error: 'secret.txt cannot be attached: permission denied' });
+    expect(attachToPrompt('@/dev/null', context)).toEqual({ error: '/dev/null cannot be attached: not a regular file' });
+  });
+
+  it("never attaches what the sandbox denies, as written or through a link, and reads none of it", () => {
+    symlinkSync(join(home, '.ssh', 'id_rsa'), join(workspace, 'key.txt'));
+    const refusal = { error: "~/.ssh/id_rsa cannot be attached: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)" };
+    expect(attachToPrompt('@~/.ssh/id_rsa', context)).toEqual(refusal);
+    expect(attachToPrompt(`@${join(home, '.ssh', 'id_rsa')}`, context)).toEqual(refusal);
+    expect(attachToPrompt('@key.txt', context)).toEqual({ error: refusal.error.replace('~/.ssh/id_rsa', 'key.txt') });
+    expect(attachToPrompt(`'${join(home, '.ssh', 'shot.png')}'`, context)).toMatchObject({ error: expect.stringContaining('~/.ssh/shot.png cannot be attached: the sandbox denies it') });
+    // A pasted path that does not say it is an image stays text, unread.
+    expect(attachToPrompt(`${join(home, '.ssh', 'id_rsa')} leaked?`, context)).toMatchObject({ images: [], texts: [] });
+  });
+
+  it('with the sandbox off, attaches what the person names', () => {
+    expect(attachToPrompt('@~/.ssh/id_rsa', { ...context, policy: { ...context.policy, mode: 'off' } })).toMatchObject({ texts: [{ shown: '~/.ssh/id_rsa' }] });
+  });
+
+  it('warns of a mention that meant a file but names none, or names a folder, and leaves it as typed', () => {
+    expect(attachToPrompt('see @missing.png, @./gone and @"a b" but not @user or @types/node; @docs', context)).toEqual({
+      text: 'see @missing.png, @./gone and @"a b" but not @user or @types/node; @docs',
+      images: [],
+      texts: [],
+      warnings: ['@missing.png: no such file; left in the prompt as typed', '@./gone: no such file; left in the prompt as typed', '@a b: no such file; left in the prompt as typed', '@docs: a folder; only files are attached, so it is left as typed'],
+    });
+  });
+
+  it('attaches nothing from a code span', () => {
+    expect(attachToPrompt('run `cat @notes.md`', context)).toEqual({ text: 'run `cat @notes.md`', images: [], texts: [], warnings: [] });
+  });
+});
+
+describe('imageArguments', () => {
+  it('takes images relative to the shell folder, each once', () => {
+    expect(imageArguments(['shot.png', join(workspace, 'shot.png')], workspace, context)).toEqual([{ path: join(workspace, 'shot.png'), shown: 'shot.png' }]);
+  });
+
+  it('refuses a missing file, a folder, a file that is not an image and a denied path', () => {
+    expect(imageArguments(['nope.png'], workspace, context)).toEqual({ error: '--image nope.png: no such file' });
+    expect(imageArguments(['docs'], workspace, context)).toEqual({ error: '--image docs: a folder, not an image file' });
+    expect(imageArguments(['notes.md'], workspace, context)).toEqual({ error: '--image notes.md: not an image (PNG, JPEG, GIF or WebP)' });
+    expect(imageArguments(['~/.ssh/shot.png'], workspace, context)).toEqual({ error: "--image ~/.ssh/shot.png: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)" });
+  });
+});
