@@ -10,11 +10,13 @@ import type { PolicyRule } from '../policy/admit';
 import type { ToolContext } from '../tools/define-tool';
 import type { ToolRegistry } from '../tools/registry';
 import { COMPLETE_TOOL, completionText } from '../tools/complete';
+import { planOfResult } from '../tools/plan';
 import { runToolUse, type ToolRunOutcome } from '../tools/run-tool-use';
 import { plural } from '../tools/text-file';
 import { toolSchemas } from './system-prompt';
 import type { ToolNotices } from './joined-tools';
 import { compactedView, compactionEnd, summarize } from './compaction';
+import { completeReminder } from './plan-notes';
 import { fitToWindow } from './context-window';
 import { prepareCalls, replyMessage, type PreparedCall } from './reply-message';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
@@ -176,6 +178,8 @@ export class Agent {
   /** Whether the first-use costs of the step after a reply were paid already (see `warmUpReplyPath`). */
   private warmedUp = false;
   private reasoningLevel: ReasoningLevel | undefined;
+  /** In `auto`, whether this run's `complete` was already answered with the plan's open items. */
+  private remindedOfPlan = false;
 
   constructor(private readonly options: AgentOptions) {
     this.format = options.format ?? 'markdown';
@@ -254,6 +258,7 @@ export class Agent {
     const toolSignal = combineSignals(session.signal, options.signal);
     this.toolContext = toolSignal === session.signal || !toolSignal ? session : { ...session, signal: toolSignal };
     const maxTurns = options.maxTurns === undefined ? (this.options.maxTurns ?? DEFAULT_MAX_TURNS) : this.turns + options.maxTurns;
+    this.remindedOfPlan = false;
     /** What the last reply said outside its tool calls. */
     let lastProse = '';
     /** The last thing the model said outside tool calls in this run: the answer of an empty `complete`. */
@@ -483,10 +488,16 @@ export class Agent {
     onEvent?.({ type: 'tool_start', use });
     const ran = await runToolUse(use, registry, this.toolContext, { outputsDir: store.outputsDir, rules: this.options.rules ?? [] });
     const sessionEnded = this.options.signal?.aborted === true;
-    const outcome = sessionEnded ? cutBySessionEnd(ran) : ran;
+    let outcome = sessionEnded ? cutBySessionEnd(ran) : ran;
+    // A first `complete` with open plan items is answered with them instead; a second one ends the run.
+    const reminder = this.options.auto && !this.remindedOfPlan ? completeReminder(outcome, store.log) : undefined;
+    if (reminder) {
+      this.remindedOfPlan = true;
+      outcome = reminder;
+    }
     this.appendResult(use, outcome, sessionEnded);
     this.nudges = 0;
-    if (this.options.auto && outcome.tool === COMPLETE_TOOL && !outcome.result.isError) {
+    if (this.options.auto && outcome.tool === COMPLETE_TOOL && !outcome.result.isError && !reminder) {
       return { status: 'done', answer: completionText(outcome.result.value) || lastWords, completed: true };
     }
     const verdict = this.options.loopDetector?.observe({
@@ -501,6 +512,7 @@ export class Agent {
   }
 
   private appendResult(use: ToolUse, outcome: ToolRunOutcome, interrupted = false): void {
+    const plan = planOfResult(outcome.tool, outcome.result);
     this.store.append(
       createMessage('system', outcome.result.output, {
         ...(use.callId ? { callId: use.callId } : {}),
@@ -510,6 +522,7 @@ export class Agent {
           ...(outcome.result.isError ? { isError: true } : {}),
           ...(interrupted ? { interrupted: true } : {}),
           ...(outcome.fullOutputPath ? { fullOutput: outcome.fullOutputPath } : {}),
+          ...(plan ? { plan } : {}),
         },
       }),
     );

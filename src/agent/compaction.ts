@@ -1,6 +1,7 @@
 import { createMessage, type Message, type Usage } from '../conversation/message';
 import type { Provider } from '../llm/provider';
 import { truncateOutput } from '../tools/truncate-output';
+import { summaryPlanNote } from './plan-notes';
 import { streamReply } from './stream-reply';
 
 /**
@@ -107,7 +108,8 @@ export async function summarize(options: {
     const why = timeout.aborted ? `no summary within ${Math.round(options.timeoutMs / 1000)} s` : (reply.error ?? 'the summary was empty or cut off');
     return { ok: false, error: why, ...(usage ? { usage } : {}) };
   }
-  const message = createMessage('system', `Summary of the earlier conversation (compacted to fit the context window):\n\n${reply.text.trim()}`, {
+  const text = `Summary of the earlier conversation (compacted to fit the context window):\n\n${reply.text.trim()}${summaryPlanNote(log, through)}`;
+  const message = createMessage('system', text, {
     meta: { compaction: { through }, model: options.modelId, ...(usage ? { usage } : {}) },
   });
   return { ok: true, message, ...(usage ? { usage } : {}) };

@@ -1,8 +1,9 @@
 import type { AgentEvent } from '../agent/agent';
 import type { RunStop } from '../agent/run-stop';
-import type { Message, Usage } from '../conversation/message';
+import type { Message, PlanItem, Usage } from '../conversation/message';
 import type { ToolFormat, ToolUse } from '../parse/tool-use';
 import { visibleText } from '../processes/visible-text';
+import { planOfResult } from '../tools/plan';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 
 /**
@@ -44,6 +45,8 @@ export interface RunSummary {
   duration_ms: number;
   /** One line, when there is one. */
   error?: string;
+  /** The model's checklist as the session ends (see the `plan` tool), when it made one. */
+  plan?: PlanItem[];
 }
 
 /** What the `init` line of stream-json reports about the session a run works in. */
@@ -70,6 +73,7 @@ export type StreamJsonLine =
   | { type: 'retry'; session_id: string; attempt: number; delay_ms: number; reason: string; restart?: true }
   | { type: 'compaction'; session_id: string; ok: true; through: number; summary: string }
   | { type: 'compaction'; session_id: string; ok: false; error: string }
+  | { type: 'plan'; session_id: string; items: PlanItem[] }
   | ({ type: 'result' } & RunSummary);
 
 /** A stream-json writer: one call per line written, in run order. */
@@ -116,8 +120,9 @@ export function resultBeforeRun(stop: RunStop, error: string, durationMs: number
  * `turn` events are left out: a reply appears once, whole, as an `assistant` line. Each request sent again is one `retry` line,
  * marked `restart` when the connection dropped mid-reply (the `restart` event and the `retry`
  * after it make one line). Every `tool_result` follows its `tool_use`, as the agent sends a
- * `tool_start` before each `tool_end`. Event types it does not know are ignored. Never throws
- * for odd input; errors thrown by `write` itself reach the caller.
+ * `tool_start` before each `tool_end`; a `plan` call that set the checklist adds a `plan`
+ * line with all its items after its `tool_result`. Event types it does not know are ignored.
+ * Never throws for odd input; errors thrown by `write` itself reach the caller.
  */
 export function createStreamJsonWriter(write: (line: string) => void): StreamJsonWriter {
   let sessionId = '';
@@ -147,8 +152,12 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
         return [...thought(), assistantLine(event.message, sessionId)];
       case 'tool_start':
         return [toolUse(event.use)];
-      case 'tool_end':
-        return [toolResultLine(event.use, event.outcome, sessionId)];
+      case 'tool_end': {
+        // A plan call's new checklist follows its result, whole.
+        const plan = planOfResult(event.outcome.tool, event.outcome.result);
+        const items = plan?.map(({ text, status }) => ({ text, status }));
+        return [toolResultLine(event.use, event.outcome, sessionId), ...(items ? [{ type: 'plan' as const, session_id: sessionId, items }] : [])];
+      }
       case 'restart':
         thinking = '';
         // Always followed by the `retry` of the same attempt, which carries the wait: one line for both.
@@ -269,6 +278,7 @@ function resultLine(summary: RunSummary): StreamJsonLine {
     cost_usd: summary.cost_usd === null ? null : roundUsd(summary.cost_usd),
     duration_ms: summary.duration_ms,
     ...(summary.error !== undefined ? { error: summary.error } : {}),
+    ...(summary.plan ? { plan: summary.plan.map(({ text, status }) => ({ text, status })) } : {}),
   };
 }
 

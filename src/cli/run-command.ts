@@ -19,6 +19,7 @@ import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
 import { resumeTarget } from './resume-target';
 import { createStreamJsonWriter, jsonResult, resultBeforeRun, textAnswer, usageTotals, type OutputFormat, type RunSummary } from './output-format';
+import { planSummary, unfinishedPlanWarning } from './run-plan';
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
@@ -262,7 +263,10 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     }
     return EXIT_CODES[ending.stop];
   } finally {
+      ...planSummary(session.store.log),
     if (timer) clearTimeout(timer);
+    const unfinished = unfinishedPlanWarning(ending.stop, summary.plan);
+    if (unfinished) err.write(`${unfinished}\n`);
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
     // The process exits right after (see main.ts): the shell and the kernel need not be waited for.

@@ -43,6 +43,16 @@ export interface NativeToolCall {
   arguments: string;
 }
 
+/**
+ * One item of the model's checklist (the `plan` tool): where a step of the task stands. The
+ * checklist lives in the log only, on the result of the `plan` call that set it (see
+ * `latestPlan`).
+ */
+export interface PlanItem {
+  text: string;
+  status: 'pending' | 'in_progress' | 'done';
+}
+
 /** Facts about a message that are not part of what the model reads. */
 export interface MessageMeta {
   /** Model id (`provider/model`) that wrote an assistant message. */
@@ -78,6 +88,8 @@ export interface MessageMeta {
    * of the log's messages after the task up to index `through` (which stay in the log).
    */
   compaction?: { through: number };
+  /** For the result of a `plan` call: the whole checklist as it stands from this message on. */
+  plan?: PlanItem[];
 }
 
 /**

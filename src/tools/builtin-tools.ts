@@ -3,6 +3,7 @@ import type { ToolSpec } from './define-tool';
 import { globTool } from './glob';
 import { grepTool } from './grep';
 import { patchTool } from './patch';
+import { planTool } from './plan';
 import { createPythonTool } from './python';
 import { readTool } from './read';
 import { saveTool } from './save';
@@ -15,5 +16,5 @@ export interface BuiltinToolOptions {
 
 /** The built-in tools, in the order the system prompt presents them. */
 export function builtinTools(options: BuiltinToolOptions = {}): ToolSpec[] {
-  return [createShellTool(options.shell), createPythonTool(), saveTool, appendTool, patchTool, readTool, globTool, grepTool] as ToolSpec[];
+  return [createShellTool(options.shell), createPythonTool(), saveTool, appendTool, patchTool, readTool, globTool, grepTool, planTool] as ToolSpec[];
 }
