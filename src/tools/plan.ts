@@ -27,7 +27,12 @@ const STATUS_OF_MARK: Record<string, PlanStatus> = { ' ': 'pending', '': 'pendin
 const ITEM_LINE = /^\s*(?:[-*+]\s+|\d+[.)]\s+)?\[([ xX~>]?)\]\s*(.*)$/;
 
 const planItem = z.object({
-  text: z.string().trim().min(1, 'an item needs some text').max(MAX_PLAN_ITEM_CHARS, `keep each item to one short line (at most ${MAX_PLAN_ITEM_CHARS} characters)`),
+  // One line of plain text: line breaks would read back as items of their own, control characters could drive a terminal.
+  text: z
+    .string()
+    .overwrite((text) => text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim())
+    .min(1, 'an item needs some text')
+    .max(MAX_PLAN_ITEM_CHARS, `keep each item to one short line (at most ${MAX_PLAN_ITEM_CHARS} characters)`),
   status: z.enum(['pending', 'in_progress', 'done']),
 });
 
