@@ -32,6 +32,8 @@ const VENDOR = {
     providerSdk: false,
   },
   execa: { modules: ['execa'], providerSdk: false },
+  // Skills' front matter: read only when a SKILL.md exists.
+  yaml: { modules: ['yaml'], providerSdk: false },
 };
 
 /**

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
  * the layers of the house plan. Imports point down only, so there is no cycle between folders.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['tui', 'agent', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  cli: ['tui', 'agent', 'skills', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   tui: ['agent', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   agent: ['tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
   tools: ['ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'config'],
@@ -22,6 +22,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   parse: [],
   conversation: [],
   config: ['llm', 'parse', 'policy'],
+  // Agent Skills: found in the user's and a trusted project's folders, listed in the system prompt.
+  skills: ['config'],
 };
 
 const SRC = join(import.meta.dirname, '..', 'src');

@@ -20,6 +20,8 @@ export interface SystemPromptInput {
    * `SandboxPolicy.placeholders`), which the shell shows: the prompt says what they are.
    */
   sandboxPlaceholders?: boolean;
+  /** The section on the session's skills (see `skillsSection`), when it has any. */
+  skills?: string;
   now?: Date;
 }
 
@@ -70,6 +72,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
       ...(input.sandboxPlaceholders ? [SANDBOX_PLACEHOLDERS_NOTE] : []),
     ].join('\n'),
   );
+  if (input.skills) sections.push('# Skills', input.skills);
   if (input.agentsFile?.trim()) {
     sections.push('# Project instructions (AGENTS.md)', input.agentsFile.trim());
   }

@@ -142,6 +142,25 @@ function buildProgram(commands = true): Command {
       process.exitCode = trustCommand(dir, options);
     });
 
+  const skills = program.command('skills').description("Agent Skills: the SKILL.md folders whose names and descriptions a session's model is given");
+  const skillsWorkspace = ['-w, --workspace <dir>', 'folder whose .fence/skills/ counts when trusted (default: the current folder)'] as const;
+  skills
+    .command('list')
+    .description('list the skills a session here would have, those shadowed by one of the same name, and those left out and why')
+    .option(...skillsWorkspace)
+    .action(async (options: { workspace?: string }) => {
+      const { listSkillsCommand } = await import('./skills-command');
+      process.exitCode = await listSkillsCommand(options);
+    });
+  skills
+    .command('show <name>')
+    .description("print a skill's SKILL.md and the files beside it")
+    .option(...skillsWorkspace)
+    .action(async (name: string, options: { workspace?: string }) => {
+      const { showSkillCommand } = await import('./skills-command');
+      process.exitCode = await showSkillCommand(name, options);
+    });
+
   const programs = program.command('programs').description('saved programs: keep a program that worked, test it, approve it as a tool');
   const workspaceOption = ['-w, --workspace <dir>', 'folder whose .fence/programs/ counts beside the user-wide programs (default: the current folder)'] as const;
   programs

@@ -24,6 +24,9 @@ import { unsandboxedCommands } from './unsandboxed-commands';
 import { describeSandbox, openSessionSandbox } from './session-sandbox';
 import { sandboxStartProblem, startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
+import { findSkills, type SkillCatalog } from '../skills/find-skills';
+import { skillRoots } from '../skills/skill-roots';
+import { skillsSection } from '../skills/skills-prompt';
 
 /**
  * Creates a session folder, writes the system prompt as its first (pinned) message and wires
@@ -97,6 +100,9 @@ export async function openSession(options: {
   const untrusted = options.config.trust && trustNotice(options.config.trust);
   if (untrusted) warn(untrusted);
   for (const line of options.config.sandbox.ignored) warn(`fence: ${line}`);
+  // A new session lists its skills in the system prompt; a project's only once trusted (a resumed session keeps its prompt).
+  const projectTrusted = !options.config.trust || isUsable(options.config.trust);
+  const skillsFound = options.resume ? undefined : findSkills(skillRoots({ workspace: options.workspace, project: projectTrusted }), options.workspace);
   let mcp: LiveMcpServers;
   try {
     // No server is waited for: those not in the cache start now and join the session once they have listed their tools.
@@ -112,8 +118,9 @@ export async function openSession(options: {
     await Promise.all([mcp.close(), shell.close()]);
     throw new Error(notStarted);
   }
+  const skills = await skillsFound;
   try {
-    return openWithTools(options, id, shell, mcp, warn);
+    return openWithTools(options, id, shell, mcp, warn, skills);
   } catch (error) {
     await Promise.all([mcp.close(), shell.close()]);
     throw error;
@@ -127,6 +134,7 @@ function openWithTools(
   shell: StartingShell,
   mcp: LiveMcpServers,
   warn: (line: string) => void,
+  skills: SkillCatalog | undefined,
 ): OpenSession {
   // A project's programs only from a workspace the person trusts (see `workspaceTrust`).
   const trusted = !options.config.trust || isUsable(options.config.trust);
@@ -135,6 +143,7 @@ function openWithTools(
   const traceSession = { id, dir: join(options.home, 'sessions', id) };
   const toolset = buildToolset(options.config, traceSession, mcp.tools, programs);
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
+  for (const problem of skills?.problems ?? []) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
   const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto, mcp.starting);
   const registry = new ToolRegistry(tools, mcp.absent);
@@ -167,6 +176,7 @@ function openWithTools(
       auto: options.auto,
       agentsFile: agentsFileFor(options.workspace, options.config, shell.sandbox.policy, rules, warn),
       sandboxPlaceholders: (shell.sandbox.policy.placeholders?.length ?? 0) > 0,
+      skills: skillsSection(skills?.skills ?? []),
     });
     store.append(createMessage('system', system, { pinned: true }));
   }

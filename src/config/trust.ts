@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fenceHome } from './paths';
 import { makePrivateFolder, writePrivateFile } from './private-data';
 import { projectCommandFiles } from './command-files';
+import { PROJECT_SKILLS_DIR, projectSkillFiles } from './project-skill-files';
 import { readRegularFile } from './regular-file';
 
 /**
@@ -204,6 +205,11 @@ function fingerprint(workspace: string): { hashes: Record<string, string>; texts
     if (read.bytes.length <= TRUSTED_TEXT_LIMIT_BYTES) texts[name] = read.bytes.toString('utf8');
     if (name === 'fence.toml') config = read.bytes;
   }
+  // A project's skills put their names and descriptions in the model's instructions: a new or changed SKILL.md asks again.
+  for (const path of projectSkillFiles(workspace)) {
+    const read = readRegularFile(join(workspace, path), HASHED_FILE_LIMIT_BYTES, 'follow');
+    if (read.kind === 'read') hashes[path] = createHash('sha256').update(read.bytes).digest('hex');
+  }
   if (!config) return { hashes, texts };
   for (const path of projectCommandFiles(config.toString('utf8'), workspace)) {
     if (path in hashes) continue;
@@ -218,6 +224,7 @@ function fingerprint(workspace: string): { hashes: Record<string, string>; texts
 function presentParts(workspace: string, hashes: Record<string, string>): string[] {
   const parts = TRUSTED_FILES.filter((name) => name in hashes) as string[];
   if (listFolder(join(workspace, PROJECT_PROGRAMS_DIR)).length > 0) parts.push(`${PROJECT_PROGRAMS_DIR}/`);
+  if (Object.keys(hashes).some((path) => path.startsWith(`${PROJECT_SKILLS_DIR}/`))) parts.push(`${PROJECT_SKILLS_DIR}/`);
   return parts;
 }
 

@@ -1,0 +1,28 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The folder of a workspace's skills, used only when the workspace is trusted. */
+export const PROJECT_SKILLS_DIR = join('.fence', 'skills');
+
+/** Most skill folders of a workspace that are read (and hashed for trust); the rest are left out. */
+export const MAX_PROJECT_SKILLS = 200;
+
+/**
+ * The `SKILL.md` of each folder in the workspace's `.fence/skills/`, by its path in the
+ * workspace (`.fence/skills/<name>/SKILL.md`), sorted, at most `MAX_PROJECT_SKILLS`: the files
+ * trust covers for the project's skills. Lists the folder only; whether each file exists is
+ * for the reader. None when there is no such folder.
+ */
+export function projectSkillFiles(workspace: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(workspace, PROJECT_SKILLS_DIR));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => !name.startsWith('.'))
+    .sort()
+    .slice(0, MAX_PROJECT_SKILLS)
+    .map((name) => join(PROJECT_SKILLS_DIR, name, 'SKILL.md'));
+}
