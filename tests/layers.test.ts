@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
  * the layers of the house plan. Imports point down only, so there is no cycle between folders.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['tui', 'agent', 'skills', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
-  tui: ['agent', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
-  agent: ['tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
-  tools: ['ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'config'],
+  cli: ['tui', 'agent', 'skills', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  tui: ['agent', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  agent: ['images', 'tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
+  tools: ['images', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'config'],
   ptc: ['policy', 'program-vm', 'config'],
   policy: [],
   // The processes the model drives run inside the OS sandbox; the OS sandbox knows nothing of
@@ -18,6 +18,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   processes: ['os-sandbox', 'config'],
   'os-sandbox': ['config'],
   'program-vm': [],
+  // Preparing images (sharp) for the model: what it makes is plain data of the conversation.
+  images: ['conversation'],
   llm: ['conversation'],
   parse: [],
   conversation: [],

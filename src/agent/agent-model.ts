@@ -30,6 +30,7 @@ export async function loadAgentModel(
     modelId: resolved.id,
     model: resolved.model,
     costOf: (usage: Usage) => costOf(usage, info),
+    ...(info.images === false ? { images: false } : {}),
     ...(info.contextWindow ? { context: contextFor(info.contextWindow, info.maxOutputTokens, resolved.id) } : {}),
     info,
   };

@@ -1,4 +1,4 @@
-import { createMessage, type Message, type Usage } from '../conversation/message';
+import { createMessage, type ImageRef, type Message, type Usage } from '../conversation/message';
 import { interruptedCallNote } from '../conversation/resume';
 import type { SessionStore } from '../conversation/session-store';
 import type { FailureKind } from '../llm/failure';
@@ -18,6 +18,8 @@ import type { ToolNotices } from './joined-tools';
 import { compactedView, compactionEnd, summarize } from './compaction';
 import { completeReminder } from './plan-notes';
 import { fitToWindow } from './context-window';
+import { attachImages, noImagesError, storeImages, withImageData } from './message-images';
+import { messageImageTokens } from '../images/image-tokens';
 import { prepareCalls, replyMessage, type PreparedCall } from './reply-message';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
 import { warmUpReplyPath } from './warm-up';
@@ -69,6 +71,8 @@ export interface AgentOptions {
    * `resolveReasoning`); absent: no level is sent. `useReasoning` changes it.
    */
   reasoning?: ReasoningLevel;
+  /** `false`: the model is known to read text only, so images are refused (absent: it takes them). */
+  images?: boolean;
   /**
    * The end of the session: it stops the run under way and every later one, and the session's
    * shell and kernel are closed after it. A tool call it cuts is stored with
@@ -79,7 +83,7 @@ export interface AgentOptions {
 }
 
 /** The model an agent talks to; `useModel` switches to another mid-session. */
-export type AgentModel = Pick<AgentOptions, 'provider' | 'modelId' | 'model' | 'context' | 'costOf'>;
+export type AgentModel = Pick<AgentOptions, 'provider' | 'modelId' | 'model' | 'context' | 'costOf' | 'images'>;
 
 /** Options of one `run`. */
 export interface RunOptions {
@@ -87,6 +91,13 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Most model requests of this run alone (default: what is left of the agent's `maxTurns`). */
   maxTurns?: number;
+  /**
+   * Absolute paths of image files the prompt message carries (see `attachImages`). Each is
+   * checked and prepared before anything is appended or sent; one that fails, or any image for
+   * a model known to read text only, ends the run with `error` (one sentence naming the file)
+   * having appended and sent nothing.
+   */
+  images?: readonly string[];
 }
 
 /**
@@ -178,6 +189,8 @@ export class Agent {
   /** Whether the first-use costs of the step after a reply were paid already (see `warmUpReplyPath`). */
   private warmedUp = false;
   private reasoningLevel: ReasoningLevel | undefined;
+  /** The base64 of the session's images read so far, by file (see `withImageData`). */
+  private readonly imageData = new Map<string, string>();
   /** In `auto`, whether this run's `complete` was already answered with the plan's open items. */
   private remindedOfPlan = false;
 
@@ -250,7 +263,11 @@ export class Agent {
   async run(prompt: string, options: RunOptions = {}): Promise<RunOutcome> {
     const { onEvent } = this.options;
     const store = this.store;
-    const promptMessage = createMessage('user', prompt);
+    const images = options.images?.length
+      ? await attachImages(options.images, { dir: store.dir, modelId: this.llm.modelId, takesImages: this.llm.images !== false })
+      : [];
+    if ('error' in images) return { status: 'error', error: images.error };
+    const promptMessage = createMessage('user', prompt, images.length > 0 ? { meta: { images } } : {});
     store.append(promptMessage);
     onEvent?.({ type: 'prompt', message: promptMessage });
     this.signal = combineSignals(this.options.signal, options.signal);
@@ -270,8 +287,9 @@ export class Agent {
       onEvent?.({ type: 'turn', turn: this.turns });
       const joined = this.options.toolNotices?.take();
       if (joined) store.append(createMessage('system', joined));
-      const messages = await this.requestMessages();
-      if ('error' in messages) return { status: 'error', error: messages.error };
+      const fitted = await this.requestMessages();
+      if ('error' in fitted) return { status: 'error', error: fitted.error };
+      const messages = withImageData(fitted, store.dir, this.imageData);
       const reasoning = this.reasoningLevel;
       const tools = this.toolDefinitions();
       const request = { model: this.llm.model, messages, ...(tools ? { tools } : {}), ...(reasoning ? { reasoning } : {}) };
@@ -333,7 +351,7 @@ export class Agent {
     if (!context || !counter) return store.log.some((message) => message.meta?.compaction) ? compactedView(store.log) : store.log;
     const budget = context.window - context.reserve;
     let view = compactedView(store.log);
-    const estimate = view.reduce((sum, message) => sum + counter.estimate(message.content), 0);
+    const estimate = view.reduce((sum, message) => sum + counter.estimate(message.content) + messageImageTokens(message.meta?.images), 0);
     if (estimate < budget / 2) return view;
     await counter.load();
     const keepRecent = context.keepRecent ?? 6;
@@ -511,7 +529,8 @@ export class Agent {
     return undefined;
   }
 
-  private appendResult(use: ToolUse, outcome: ToolRunOutcome, interrupted = false): void {
+  private appendResult(use: ToolUse, given: ToolRunOutcome, interrupted = false): void {
+    const { outcome, images } = this.keepImages(given);
     const plan = planOfResult(outcome.tool, outcome.result);
     this.store.append(
       createMessage('system', outcome.result.output, {
@@ -522,11 +541,27 @@ export class Agent {
           ...(outcome.result.isError ? { isError: true } : {}),
           ...(interrupted ? { interrupted: true } : {}),
           ...(outcome.fullOutputPath ? { fullOutput: outcome.fullOutputPath } : {}),
+          ...(images ? { images } : {}),
           ...(plan ? { plan } : {}),
         },
       }),
     );
     this.options.onEvent?.({ type: 'tool_end', use, outcome });
+  }
+
+  /**
+   * The images of a tool result, stored in the session folder for its message's `meta.images`.
+   * For a model known to read text only, or when they cannot be stored, the result becomes an
+   * error saying so, without images.
+   */
+  private keepImages(outcome: ToolRunOutcome): { outcome: ToolRunOutcome; images?: ImageRef[] } {
+    const prepared = outcome.result.images;
+    if (!prepared || prepared.length === 0) return { outcome };
+    const { images: _images, ...result } = outcome.result;
+    const first = prepared[0]?.name ?? 'the image';
+    const stored = this.llm.images === false ? { error: noImagesError(this.llm.modelId, first) } : storeImages(this.store.dir, prepared);
+    if ('error' in stored) return { outcome: { ...outcome, result: { ...result, output: stored.error, isError: true } } };
+    return { outcome: { ...outcome, result }, images: stored };
   }
 }
 

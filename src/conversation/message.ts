@@ -53,6 +53,31 @@ export interface PlanItem {
   status: 'pending' | 'in_progress' | 'done';
 }
 
+/** The image types fence sends to models. */
+export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+
+/**
+ * An image attached to a message (a prompt's, or a tool result's such as `read` of a PNG), by
+ * reference: the bytes live in the session folder, stored once per content hash, so the log
+ * stays small and a resumed or forked session sends them again. The bytes are what the model
+ * gets, already scaled down (see `prepareImage`), never the original file.
+ */
+export interface ImageRef {
+  /** Where the bytes are, relative to the session folder: `images/<sha256>.<png|jpg|gif|webp>`. */
+  file: string;
+  mediaType: ImageMediaType;
+  /** Size in pixels of the stored (sent) image. */
+  width: number;
+  height: number;
+  /** What the user or the tool called it (a path as given), for display only. */
+  name?: string;
+  /**
+   * The bytes, base64: set only on the copies of a message handed to a provider for one
+   * request (the agent reads them from the session folder), never in the log.
+   */
+  data?: string;
+}
+
 /** Facts about a message that are not part of what the model reads. */
 export interface MessageMeta {
   /** Model id (`provider/model`) that wrote an assistant message. */
@@ -88,6 +113,8 @@ export interface MessageMeta {
    * of the log's messages after the task up to index `through` (which stay in the log).
    */
   compaction?: { through: number };
+  /** Images the model reads with this message (a user's prompt, a tool result), in order; see `ImageRef`. */
+  images?: ImageRef[];
   /** For the result of a `plan` call: the whole checklist as it stands from this message on. */
   plan?: PlanItem[];
 }

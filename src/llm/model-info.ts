@@ -31,6 +31,11 @@ export interface ModelInfo {
   cacheWritePerMTok?: number;
   /** Whether the model reasons, and how much by default (see `ModelReasoning`). Absent: unknown. */
   reasoning?: ModelReasoning;
+  /**
+   * Whether the model takes images. `false`: fence refuses to attach one (a clear error before
+   * anything is sent). Absent: unknown, taken as yes (a local server's model says so itself).
+   */
+  images?: boolean;
 }
 
 /** The vendors whose models the table knows, by the first part of their ids. */
@@ -107,6 +112,8 @@ const OPENAI_MODELS: Readonly<Record<string, ModelInfo>> = {
   'gpt-4o-mini': { ...GPT_4O_LIMITS, inputPerMTok: 0.15, outputPerMTok: 0.6, cacheReadPerMTok: 0.075, ...NO_REASONING },
   o3: { ...O_SERIES_LIMITS, inputPerMTok: 2, outputPerMTok: 8, cacheReadPerMTok: 0.5, ...REASONS },
   'o4-mini': { ...O_SERIES_LIMITS, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.275, ...REASONS },
+  // o3-mini reads text only: OpenAI's model page lists no image input.
+  'o3-mini': { ...O_SERIES_LIMITS, inputPerMTok: 1.1, outputPerMTok: 4.4, cacheReadPerMTok: 0.55, ...REASONS, images: false },
 };
 
 const TABLES: Readonly<Record<Vendor, Readonly<Record<string, ModelInfo>>>> = { anthropic: ANTHROPIC_MODELS, openai: OPENAI_MODELS };

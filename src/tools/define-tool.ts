@@ -3,6 +3,7 @@ import type { BashSession } from '../processes/bash-session';
 import type { PythonKernel } from '../processes/python-kernel';
 import type { VmBudget } from '../program-vm/vm-budget';
 import type { SandboxPolicy } from '../os-sandbox/policy';
+import type { PreparedImage } from '../images/prepare-image';
 
 /** What the `python` tool needs of a kernel: running a cell. */
 export type PythonCells = Pick<PythonKernel, 'run'>;
@@ -117,6 +118,12 @@ export interface ToolResult {
   value?: unknown;
   isError?: boolean;
   details?: unknown;
+  /**
+   * Images the model reads with `output` (`read` of an image file), prepared to be sent (see
+   * `prepareImage`); the agent stores them in the session folder and the result message refers
+   * to them (`meta.images`). Programs never see them: they get `value`.
+   */
+  images?: readonly PreparedImage[];
 }
 
 /** How a markdown block maps onto a tool's parameters: positional args by name, and the body. */

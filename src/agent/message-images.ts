@@ -1,0 +1,67 @@
+import type { ImageRef, Message } from '../conversation/message';
+import { readStoredImage, storeImage } from '../conversation/session-images';
+import { isPrepared, prepareImage, type PreparedImage } from '../images/prepare-image';
+
+/** The error when a model known to read text only is given an image. */
+export function noImagesError(modelId: string, name: string): string {
+  return `${name} cannot be attached: the model ${modelId} does not take images.`;
+}
+
+/**
+ * Prepares the image files at `paths` (absolute) and stores them in the session folder `dir`,
+ * in order, for a prompt message's `meta.images`. All or nothing: the first file that fails
+ * (see `prepareImage`), or any image at all when `takesImages` is false, gives `{ error }`,
+ * one sentence naming the file, and nothing is stored. Never throws.
+ */
+export async function attachImages(
+  paths: readonly string[],
+  options: { dir: string; modelId: string; takesImages: boolean },
+): Promise<ImageRef[] | { error: string }> {
+  const prepared: PreparedImage[] = [];
+  for (const path of paths) {
+    if (!options.takesImages) return { error: noImagesError(options.modelId, path) };
+    const image = await prepareImage(path);
+    if (!isPrepared(image)) return image;
+    prepared.push(image);
+  }
+  return storeImages(options.dir, prepared);
+}
+
+/** Stores prepared images in the session folder `dir` (see `storeImage`). Never throws. */
+export function storeImages(dir: string, images: readonly PreparedImage[]): ImageRef[] | { error: string } {
+  const refs: ImageRef[] = [];
+  for (const image of images) {
+    try {
+      refs.push(storeImage(dir, { ...image, name: image.name }));
+    } catch (error) {
+      return { error: `${image.name} could not be kept in the session folder (${error instanceof Error ? error.message : String(error)}).` };
+    }
+  }
+  return refs;
+}
+
+/**
+ * The messages of a request with each image's bytes read from the session folder `dir` into
+ * copies of its message (`ImageRef.data`); `cache` keeps what was read, by file, for the
+ * session's later requests. An image whose file is gone is left out, and its message's text
+ * says so. Messages without images are the same objects. Never throws.
+ */
+export function withImageData(messages: readonly Message[], dir: string, cache: Map<string, string>): Message[] {
+  return messages.map((message) => {
+    const images = message.meta?.images;
+    if (!images || images.length === 0) return message;
+    const loaded: ImageRef[] = [];
+    const missing: string[] = [];
+    for (const image of images) {
+      let data = cache.get(image.file);
+      if (data === undefined) {
+        data = readStoredImage(dir, image);
+        if (data !== undefined) cache.set(image.file, data);
+      }
+      if (data === undefined) missing.push(image.name ?? image.file);
+      else loaded.push({ ...image, data });
+    }
+    const note = missing.length === 0 ? '' : `\n\n[An image of this message could not be read from the session folder: ${missing.join(', ')}.]`;
+    return { ...message, content: `${message.content}${note}`, meta: { ...message.meta, images: loaded } };
+  });
+}
