@@ -1,8 +1,10 @@
 import type { AgentEvent } from '../agent/agent';
 import type { ToolUse } from '../parse/tool-use';
 import { visibleLine, visibleName, visibleText } from '../processes/visible-text';
+import { planOfResult } from '../tools/plan';
 import type { ToolRunOutcome } from '../tools/run-tool-use';
 import { MarkdownStream } from './markdown-stream';
+import { planLines } from './plan-view';
 import { calledTool, runEnding } from './called-tool';
 import { Spinner } from './spinner';
 import { truncateToWidth, type Style } from './terminal-style';
@@ -157,6 +159,9 @@ export class ChatView {
     const head = [mark, style.bold(visibleName(outcome.tool)), words ? style.dim(truncateToWidth(words, Math.max(10, this.width - 30))) : '', status, time];
     const lines = [head.filter(Boolean).join(' ')];
     if (outcome.declined) return lines;
+    // A plan call shows the checklist it set, styled by status, instead of its text.
+    const plan = planOfResult(outcome.tool, outcome.result);
+    if (plan) return [...lines, ...planLines(plan, style, this.width)];
     return [...lines, ...this.outputLines(outcome.result.output)];
   }
 

@@ -25,6 +25,8 @@ import { isSlashCommand, runSlashCommand, type ChatCommandContext } from './slas
 import { colorEnabled, createStyle } from './terminal-style';
 import { briefHistory } from './transcript';
 import { wrapHanging, wrapUnder } from './word-wrap';
+import { latestPlan } from '../conversation/latest-plan';
+import { planLines } from './plan-view';
 
 /** Everything the chat starts from, as the command line and config gave it. */
 export interface ChatSetup {
@@ -331,6 +333,8 @@ function endLines(
   config: FenceConfig,
   style: ReturnType<typeof createStyle>,
 ): string[] {
+    const plan = latestPlan(session.store.log);
+    if (plan?.length) lines.push(style.dim('Plan:'), ...planLines(plan, style, width));
   const lines: string[] = [];
   if (outcome.status === 'error') lines.push(style.red(`✗ ${visibleText(outcome.error)}`));
   else if (outcome.status === 'max_turns') lines.push(style.yellow('■ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
