@@ -18,8 +18,8 @@ import { homeWorkspaceReason } from './home-workspace';
 import { openSession } from './open-session';
 import { resolveWorkspace } from './workspace';
 import { resumeTarget } from './resume-target';
-import { createStreamJsonWriter, jsonResult, resultBeforeRun, textAnswer, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { planSummary, unfinishedPlanWarning } from './run-plan';
+import { createStreamJsonWriter, jsonResult, resultBeforeRun, textAnswer, usageTotals, type OutputFormat, type RunSummary } from './output-format';
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
@@ -252,7 +252,10 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       cost_usd: agent.costUsd ?? null,
       duration_ms: Date.now() - started,
       ...(ending.message ? { error: ending.message } : {}),
+      ...planSummary(session.store.log),
     };
+    const unfinished = unfinishedPlanWarning(ending.stop, summary.plan);
+    if (unfinished) err.write(`${unfinished}\n`);
     // The message may quote the provider's error text: shown, never acted on by the terminal.
     if (ending.message) err.write(`fence: ${visibleText(ending.message)}; session ${session.store.id}\n`);
     if (output === 'json') process.stdout.write(jsonResult(summary));
@@ -263,10 +266,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     }
     return EXIT_CODES[ending.stop];
   } finally {
-      ...planSummary(session.store.log),
     if (timer) clearTimeout(timer);
-    const unfinished = unfinishedPlanWarning(ending.stop, summary.plan);
-    if (unfinished) err.write(`${unfinished}\n`);
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
     // The process exits right after (see main.ts): the shell and the kernel need not be waited for.

@@ -24,9 +24,9 @@ import { dollars, sessionUsage, shortCount } from './session-usage';
 import { isSlashCommand, runSlashCommand, type ChatCommandContext } from './slash-commands';
 import { colorEnabled, createStyle } from './terminal-style';
 import { briefHistory } from './transcript';
-import { wrapHanging, wrapUnder } from './word-wrap';
 import { latestPlan } from '../conversation/latest-plan';
 import { planLines } from './plan-view';
+import { wrapHanging, wrapUnder } from './word-wrap';
 
 /** Everything the chat starts from, as the command line and config gave it. */
 export interface ChatSetup {
@@ -313,6 +313,8 @@ function welcome(session: OpenSession, modelId: string, setup: ChatSetup, style:
   if (setup.resume) {
     lines.push(style.dim(`Resuming ${session.store.info.name ?? session.store.id}:`));
     lines.push(...briefHistory(session.store.log, style, width));
+    const plan = latestPlan(session.store.log);
+    if (plan?.length) lines.push(style.dim('Plan:'), ...planLines(plan, style, width));
     lines.push('');
   }
   const asks = setup.yes ? 'tools run without asking (-y)' : 'asks before changing anything';
@@ -333,8 +335,6 @@ function endLines(
   config: FenceConfig,
   style: ReturnType<typeof createStyle>,
 ): string[] {
-    const plan = latestPlan(session.store.log);
-    if (plan?.length) lines.push(style.dim('Plan:'), ...planLines(plan, style, width));
   const lines: string[] = [];
   if (outcome.status === 'error') lines.push(style.red(`✗ ${visibleText(outcome.error)}`));
   else if (outcome.status === 'max_turns') lines.push(style.yellow('■ stopped at the limit of model requests for one prompt (--max-turns); say "go on" to continue'));
