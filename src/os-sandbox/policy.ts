@@ -24,7 +24,10 @@ export interface SandboxPolicy {
   writable: string[];
   /** Neither read nor written, in any mode but `off`. */
   denied: string[];
-  /** Inside a denied path, yet readable (the running session's saved tool outputs). */
+  /**
+   * Readable and never written, inside a denied or writable path alike: the running session's
+   * saved tool outputs, the user's skill folders.
+   */
   readable: string[];
   /** Read-only even inside a writable path: fence's configuration and git's hooks and config. */
   protected: string[];
@@ -286,6 +289,9 @@ export function writeRefusal(policy: SandboxPolicy, absolute: string, shown: str
   }
   if (guard !== undefined) {
     return `${named} is protected by the sandbox: fence.toml, .fence/ and git's hooks and config stay read-only. If it must change, tell the user what to change.`;
+  }
+  if (withRealPaths(policy).readable.some((root) => isWithin(path, root) || isWithin(real, root))) {
+    return `${named} is read-only in the sandbox: skills and this session's saved outputs can be read, never written. If it must change, tell the user what to change.`;
   }
   return `${named} cannot be written: the sandbox lets this session write only in ${writableNames(policy)}. Write there instead.`;
 }
