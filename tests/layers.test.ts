@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
  * the layers of the house plan. Imports point down only, so there is no cycle between folders.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['tui', 'agent', 'skills', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  cli: ['tui', 'agent', 'skills', 'images', 'tools', 'ptc', 'policy', 'hooks', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   tui: ['agent', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   agent: ['images', 'tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
   tools: ['images', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'config'],
@@ -17,6 +17,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   // them, and the program VM (QuickJS) needs neither: its isolation is the interpreter's own.
   processes: ['os-sandbox', 'config'],
   'os-sandbox': ['config'],
+  // The person's hooks, processes fence starts at events: they match calls with the policy's
+  // patterns and know nothing of the loop or the tools, which see them through interfaces of their own.
+  hooks: ['policy', 'config'],
   'program-vm': [],
   // Preparing images (sharp) for the model: what it makes is plain data of the conversation.
   images: ['conversation'],

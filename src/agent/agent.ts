@@ -21,6 +21,7 @@ import { fitToWindow } from './context-window';
 import { attachImages, noImagesError, storeImages, withImageData } from './message-images';
 import { messageImageTokens } from '../images/image-tokens';
 import { prepareCalls, replyMessage, type PreparedCall } from './reply-message';
+import { hooksBeforePrompt, stopHookVerdict, type RunHooks } from './run-hooks';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';
 import { warmUpReplyPath } from './warm-up';
 import { TokenCounter } from './token-count';
@@ -59,6 +60,8 @@ export interface AgentOptions {
   maxNudges?: number;
   /** Watches each tool call for repeats; its nudges go to the model, its stop ends the run. */
   loopDetector?: LoopWatch;
+  /** The person's hooks at the session's start, before each prompt and when a run would end (see `RunHooks`). */
+  hooks?: RunHooks;
   /**
    * Tools that joined or left the registry after the session opened (see `JoinedTools`): what
    * it gives before a request is appended as a system message, so the model reads it first.
@@ -148,7 +151,7 @@ export interface LoopWatch {
 export type RunOutcome =
   | { status: 'done'; answer: string; completed?: boolean }
   | { status: 'max_turns'; answer: string; turns: number }
-  | { status: 'stopped'; stop: 'max_cost' | 'max_tokens' | 'loop' | 'no_progress'; reason: string; answer: string }
+  | { status: 'stopped'; stop: 'max_cost' | 'max_tokens' | 'loop' | 'no_progress' | 'hook'; reason: string; answer: string }
   | { status: 'error'; error: string; kind?: FailureKind }
   | { status: 'aborted' };
 
@@ -267,9 +270,12 @@ export class Agent {
       ? await attachImages(options.images, { dir: store.dir, modelId: this.llm.modelId, takesImages: this.llm.images !== false })
       : [];
     if ('error' in images) return { status: 'error', error: images.error };
+    const hooked = await hooksBeforePrompt(this.options.hooks, store, prompt, combineSignals(this.options.signal, options.signal));
+    if ('refused' in hooked) return hooked.refused;
     const promptMessage = createMessage('user', prompt, images.length > 0 ? { meta: { images } } : {});
     store.append(promptMessage);
     onEvent?.({ type: 'prompt', message: promptMessage });
+    if (hooked.context) store.append(createMessage('system', hooked.context));
     this.signal = combineSignals(this.options.signal, options.signal);
     const session = this.options.toolContext;
     const toolSignal = combineSignals(session.signal, options.signal);
@@ -280,6 +286,7 @@ export class Agent {
     let lastProse = '';
     /** The last thing the model said outside tool calls in this run: the answer of an empty `complete`. */
     let lastWords = '';
+    let stopRefusals = 0;
     while (this.turns < maxTurns) {
       const spent = this.spentBudget(lastProse);
       if (spent) return spent;
@@ -328,7 +335,12 @@ export class Agent {
       } else if (this.options.auto) {
         ended = this.nudge(lastProse);
       } else {
-        return { status: 'done', answer: reply.text };
+        ended = { status: 'done', answer: reply.text };
+      }
+      if (ended?.status === 'done' && this.options.hooks) {
+        const verdict = await stopHookVerdict(this.options.hooks, store, ended, stopRefusals++, this.signal);
+        if (verdict === 'go_on') continue;
+        ended = verdict;
       }
       if (ended) return ended;
       if (this.signal?.aborted) return { status: 'aborted' };

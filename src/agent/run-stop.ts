@@ -7,6 +7,7 @@
  * - `max_turns`, `max_cost`, `max_tokens`, `timeout`: a budget ran out.
  * - `loop`: the same call or the same error kept coming back after a nudge.
  * - `no_progress`: in `--auto`, replies without a tool call kept coming after the nudges.
+ * - `hook`: a prompt hook refused the prompt, or a stop hook kept refusing to let the run end.
  * - `auth`: the provider refused the key.
  * - `rate_limited`: the provider kept answering 429 after every retry.
  * - `error`: any other failure (a request that failed after retries, a bad workspace).
@@ -23,6 +24,7 @@ export type RunStop =
   | 'timeout'
   | 'loop'
   | 'no_progress'
+  | 'hook'
   | 'auth'
   | 'rate_limited'
   | 'error'
@@ -44,6 +46,7 @@ export const EXIT_CODES: Record<RunStop, number> = {
   timeout: 6,
   loop: 7,
   no_progress: 8,
+  hook: 11,
   auth: 9,
   rate_limited: 10,
   interrupted: 130,

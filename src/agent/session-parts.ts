@@ -5,6 +5,7 @@ import type { ToolContext } from '../tools/define-tool';
 import type { ToolRegistry } from '../tools/registry';
 import type { AgentOptions } from './agent';
 import type { ToolNotices } from './joined-tools';
+import type { RunHooks } from './run-hooks';
 
 /**
  * A session with its tools and runtimes, ready for an Agent: what the command line's wiring
@@ -21,6 +22,8 @@ export interface OpenSession {
   toolContext: ToolContext;
   /** Tells the model of tools that joined after the session opened (MCP servers still starting then); see `JoinedTools`. */
   toolNotices?: ToolNotices;
+  /** The configuration's hooks at the session's start, before prompts and at a run's end; absent: none. */
+  hooks?: RunHooks;
   /**
    * Puts back the files the file tools wrote from log position `from` on (see
    * `FileCheckpoints.restore`), through the file tools' checked writes, so a file the
@@ -35,13 +38,14 @@ export interface OpenSession {
   close(options?: { exiting?: boolean }): Promise<void>;
 }
 
-/** What an Agent takes from an open session: its tools, log, tools' context, rules and notices of tools that joined. */
-export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules' | 'toolNotices'> {
+/** What an Agent takes from an open session: its tools, log, tools' context, rules, notices of tools that joined and hooks. */
+export function agentParts(session: OpenSession): Pick<AgentOptions, 'registry' | 'store' | 'toolContext' | 'rules' | 'toolNotices' | 'hooks'> {
   return {
     registry: session.registry,
     store: session.store,
     toolContext: session.toolContext,
     rules: session.rules,
     ...(session.toolNotices ? { toolNotices: session.toolNotices } : {}),
+    ...(session.hooks ? { hooks: session.hooks } : {}),
   };
 }

@@ -24,6 +24,7 @@ import { unsandboxedCommands } from './unsandboxed-commands';
 import { describeSandbox, openSessionSandbox } from './session-sandbox';
 import { sandboxStartProblem, startShell, type StartingShell } from './starting-shell';
 import { buildToolset, sessionTools } from './toolset';
+import { createSessionHooks, runHooksOf } from '../hooks/session-hooks';
 import { findSkills, type SkillCatalog } from '../skills/find-skills';
 import { skillRoots } from '../skills/skill-roots';
 import { skillsSection } from '../skills/skills-prompt';
@@ -185,6 +186,16 @@ function openWithTools(
   let kernel: Promise<PythonKernel> | undefined;
   // Checkpoints go with the session the chat is in (a fork's once it forked) and the log's length.
   const checkpoints = options.keepFiles ? new FileCheckpoints(() => store.dir) : undefined;
+  // The person's hooks run in the workspace, inside the sandbox (see `createSessionHooks`); those at the start begin now.
+  const hooks = createSessionHooks({
+    hooks: options.config.hooks ?? [],
+    sessionId: () => store.id,
+    workspace: options.workspace,
+    ...(shell.sandbox.kind === 'none' ? {} : { wrap: shell.sandbox.wrap }),
+    report: warn,
+  });
+  const hooksSource = options.resume ? 'resume' : 'startup';
+  void hooks?.sessionStart(hooksSource);
   const toolContext: ToolContext = {
     workspace: options.workspace,
     signal: options.signal,
@@ -194,6 +205,7 @@ function openWithTools(
     ...(shell.sandbox.kind === 'none' ? {} : { wrapInSandbox: shell.sandbox.wrap }),
     ...(options.confirm ? { confirm: options.confirm } : {}),
     ...(checkpoints ? { beforeWrite: (path: string, before: Buffer | undefined) => checkpoints.keep(path, before, store.log.length) } : {}),
+    ...(hooks ? { toolHooks: hooks } : {}),
   };
   const pythonTools = programTools(eligible, toolContext, rules);
   const bridge = new PythonToolBridge(pythonTools, traceSession);
@@ -251,6 +263,7 @@ function openWithTools(
     rules,
     toolContext,
     toolNotices,
+    ...(hooks ? { hooks: runHooksOf(hooks, hooksSource) } : {}),
     ...(checkpoints ? { restoreFiles: (from: number) => checkpoints.restore(from, admittedRestore(toolContext, rules)) } : {}),
     async close(closeOptions = {}) {
       if (closed) return;

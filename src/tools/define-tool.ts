@@ -3,6 +3,7 @@ import type { BashSession } from '../processes/bash-session';
 import type { PythonKernel } from '../processes/python-kernel';
 import type { VmBudget } from '../program-vm/vm-budget';
 import type { SandboxPolicy } from '../os-sandbox/policy';
+import type { ToolHooks } from './tool-hooks';
 import type { PreparedImage } from '../images/prepare-image';
 
 /** What the `python` tool needs of a kernel: running a cell. */
@@ -82,6 +83,11 @@ export interface ToolContext {
    * process on pipes, with no controlling terminal. Absent: no sandbox.
    */
   wrapInSandbox?: (command: string, args: readonly string[], options: { cwd: string; terminal?: 'pty' | 'none' }) => { command: string; args: string[] };
+  /**
+   * The configuration's `pre_tool` and `post_tool` hooks, run by `invokeTool` around every call
+   * made with this context (a program's and Python's calls too). Absent: none.
+   */
+  toolHooks?: ToolHooks;
 }
 
 /** What a call will do, for a person to judge before it runs. */

@@ -70,12 +70,17 @@ export async function invokeTool(spec: ToolSpec, input: unknown, ctx: ToolContex
     if (!guard) guards.set(tool, (guard = pathGuard(ctx.workspace, caller.rules, caller.principal, caller.intent, tool)));
     return guard(path);
   };
+  const hooked = { tool: spec.name, input: data, ...(resource === undefined ? {} : { resource }), principal: caller.principal };
+  const hookRefusal = await ctx.toolHooks?.beforeTool(hooked, ctx.signal);
+  if (hookRefusal !== undefined) return { decision, resource, result: { output: `${spec.name} was refused by a pre_tool hook; it did not run: ${hookRefusal}`, isError: true } };
   let result: ToolResult;
   try {
     result = await spec.execute(data, { ...ctx, canAccess, admission: decision });
   } catch (error) {
     result = { output: `${spec.name} failed: ${messageOf(error)}`, isError: true };
   }
+  const hookNote = await ctx.toolHooks?.afterTool({ ...hooked, output: result.output, isError: result.isError === true }, ctx.signal);
+  if (hookNote !== undefined) result = { ...result, output: `${result.output}\n\npost_tool hook:\n${hookNote}` };
   return { decision, resource, result: edited ? { ...result, output: `${edited}\n${result.output}` } : result };
 }
 
