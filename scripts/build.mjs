@@ -34,6 +34,8 @@ const VENDOR = {
   execa: { modules: ['execa'], providerSdk: false },
   // Skills' front matter: read only when a SKILL.md exists.
   yaml: { modules: ['yaml'], providerSdk: false },
+  // Web pages made markdown: loaded by the fetch tool on the first HTML page only.
+  'web-page': { modules: ['linkedom', '@mozilla/readability', 'node-html-markdown'], providerSdk: false },
 };
 
 /**

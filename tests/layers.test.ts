@@ -10,7 +10,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['tui', 'agent', 'skills', 'images', 'tools', 'ptc', 'policy', 'hooks', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   tui: ['agent', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   agent: ['images', 'tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
-  tools: ['images', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'config'],
+  tools: ['images', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'web', 'llm', 'parse', 'config'],
   ptc: ['policy', 'program-vm', 'config'],
   policy: [],
   // The processes the model drives run inside the OS sandbox; the OS sandbox knows nothing of
@@ -20,6 +20,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // The person's hooks, processes fence starts at events: they match calls with the policy's
   // patterns and know nothing of the loop or the tools, which see them through interfaces of their own.
   hooks: ['policy', 'config'],
+  // Web pages, fetched in fence's own process: its host list is read as the sandbox's network rules.
+  web: ['os-sandbox'],
   'program-vm': [],
   // Preparing images (sharp) for the model: what it makes is plain data of the conversation.
   images: ['conversation'],

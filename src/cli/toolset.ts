@@ -16,6 +16,7 @@ import type { VmLimits } from '../program-vm/run-in-vm';
 import { VmBudget } from '../program-vm/vm-budget';
 import { builtinTools } from '../tools/builtin-tools';
 import { createCommandTool } from '../tools/command-tool';
+import type { FetchToolOptions } from '../tools/fetch';
 import { createCallTool } from '../tools/call';
 import { completeTool } from '../tools/complete';
 import type { ToolSpec } from '../tools/define-tool';
@@ -44,6 +45,12 @@ export interface Toolset {
   problems: string[];
   /** What the `ptc` tool was made from, so a format can have its own (see `sessionTools`). */
   ptcOptions: PtcToolOptions;
+}
+
+/** The `fetch` tool's hosts and time cap from the `[web]` table of the config. */
+function fetchToolOptions(config: FenceConfig): FetchToolOptions {
+  const web = config.web;
+  return { allow: web?.allow ?? [], ...(web?.timeoutSeconds === undefined ? {} : { limits: { timeoutMs: web.timeoutSeconds * 1000 } }) };
 }
 
 /** Sandbox limits from the `[ptc]` table of the config. */
@@ -76,7 +83,7 @@ export function buildToolset(
   programs: readonly SavedProgram[] = [],
   shared: { budget?: VmBudget; store?: ProgramStore } = {},
 ): Toolset {
-  const configured = [...builtinTools(), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
+  const configured = [...builtinTools({ fetch: fetchToolOptions(config) }), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
   const store = shared.store ?? createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
   const budget = shared.budget ?? new VmBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });

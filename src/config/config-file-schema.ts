@@ -29,7 +29,7 @@ export interface ConfigFileSchemas {
   /** One file, keys as written, to its `ConfigFile`. */
   file: z.ZodType<ConfigFile, unknown>;
   /** The keys each table knows, for messages about unknown keys. */
-  knownKeys: Record<'top' | 'tool' | 'rule' | 'hook' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider', string[]>;
+  knownKeys: Record<'top' | 'tool' | 'rule' | 'hook' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider' | 'web', string[]>;
 }
 
 let built: ConfigFileSchemas | undefined;
@@ -227,6 +227,17 @@ function buildSchemas(): ConfigFileSchemas {
     ).optional(),
   };
 
+  /** The `[web]` table: hosts written as `[sandbox] network`'s, and hosted web search. */
+  const webShape = {
+    allow: z
+      .array(z.string().regex(/^(private:)?([A-Za-z0-9.*-]+|\[[0-9A-Fa-f:.]+\])(:\d+)?$/), {
+        error: expected('an array of hosts such as ["docs.python.org", "*.readthedocs.io", "127.0.0.1:8000", "private:wiki.corp.example"]'),
+      })
+      .optional(),
+    search: z.boolean({ error: expected('true or false') }).optional(),
+    timeout_seconds: positiveInt.optional(),
+  };
+
   /** One `[providers.<name>]` table: which API the provider is spoken to through. */
   const providerShape = {
     api: z.enum(OPENAI_APIS as ['responses', 'chat'], { error: expected('"responses" or "chat"') }).optional(),
@@ -250,6 +261,7 @@ function buildSchemas(): ConfigFileSchemas {
     hide_tools_above_tokens: nonNegativeInt.optional(),
     sandbox: tomlTable(sandboxShape).optional(),
     providers: tomlTable(providersShape).optional(),
+    web: tomlTable(webShape).optional(),
   };
 
   /** One configuration file, with its keys as `ConfigFile` names them. */
@@ -276,6 +288,7 @@ function buildSchemas(): ConfigFileSchemas {
     sandbox: Object.keys(sandboxShape),
     providers: [...API_PROVIDERS],
     provider: Object.keys(providerShape),
+    web: Object.keys(webShape),
   };
   return { file, knownKeys };
 }

@@ -2,6 +2,7 @@ import type { ModelInfo } from '../llm/model-info';
 import type { ReasoningLevel } from '../llm/provider';
 import type { OpenAIApi } from '../llm/provider-options';
 import type { PolicyRule } from '../policy/admit';
+import type { WebFileConfig } from './web-config';
 
 /**
  * The shape of one configuration file (the user's `config.toml` or a project's `fence.toml`):
@@ -13,7 +14,7 @@ import type { PolicyRule } from '../policy/admit';
 export const TOOL_FORMATS = ['markdown', 'xml', 'tool'] as const;
 
 /** Names of the built-in tools; a user tool may not take one. */
-export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc', 'plan'] as const;
+export const BUILTIN_TOOL_NAMES = ['shell', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'python', 'ptc', 'plan', 'fetch'] as const;
 
 /**
  * Tools fence adds in some sessions only (`complete` in autonomous runs, `describe` when tools
@@ -215,6 +216,8 @@ export interface ConfigFile {
   sandbox?: SandboxFileConfig;
   /** The `[providers.<name>]` tables. */
   providers?: ProvidersConfig;
+  /** The `[web]` table: hosts `fetch` reads without asking, hosted web search. */
+  web?: WebFileConfig;
   /** The `[[hooks]]` entries, in the file's order. */
   hooks?: HookConfig[];
 }

@@ -29,6 +29,7 @@ import { configHome, fenceHome } from './paths';
 import { describeUnread, readRegularFile } from './regular-file';
 import { writeTomlKey } from './toml-value';
 import { isUsable, workspaceTrust, type WorkspaceTrust } from './trust';
+import { mergeWebConfig, type WebConfig } from './web-config';
 
 export {
   BUILTIN_TOOL_NAMES,
@@ -104,6 +105,8 @@ export interface FenceConfig {
    * gives a project nothing it could misuse). Absent: as empty.
    */
   providers?: ProvidersConfig;
+  /** `[web]`: the hosts `fetch` reads without asking and hosted web search (a project can only narrow the user's). Absent: none, off. */
+  web?: WebConfig;
   /** Absolute paths of the files that were read, the user's first. */
   sources: string[];
   /**
@@ -205,6 +208,8 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: Nod
   const hideToolsAboveTokens = project.hideToolsAboveTokens ?? user.hideToolsAboveTokens;
   const reasoning = project.reasoning ?? user.reasoning;
   const sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
+  // What a project asked of [web] in vain is said with the sandbox's.
+  const web = mergeWebConfig(user.web ?? {}, project.web ?? {}, PROJECT_CONFIG_FILE, sandbox.ignored);
   const projectTools = withoutCredentials(insideSandbox(project.tools, 'tools', sandbox.ignored), sandbox.passEnv, env, sandbox.ignored);
   const projectServers = insideSandbox(project.mcpServers, 'mcp.servers', sandbox.ignored);
   return {
@@ -220,6 +225,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: Nod
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
     sandbox,
+    web,
   };
 }
 
@@ -448,6 +454,7 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 1 && path[0] === 'sandbox') return configFileSchemas().knownKeys.sandbox;
   if (path.length === 1 && path[0] === 'providers') return configFileSchemas().knownKeys.providers;
   if (path.length === 2 && path[0] === 'providers') return configFileSchemas().knownKeys.provider;
+  if (path.length === 1 && path[0] === 'web') return configFileSchemas().knownKeys.web;
   return undefined;
 }
 

@@ -90,6 +90,9 @@ export interface ToolContext {
   toolHooks?: ToolHooks;
 }
 
+/** A tool's own answer to a call (see `ToolSpec.admission`); `reason` is told to the caller. */
+export type ToolAdmission = { action: 'allow' } | { action: 'ask' | 'deny'; reason: string };
+
 /** What a call will do, for a person to judge before it runs. */
 export type ToolPreview =
   /** A file is written: its text before (empty for a new file) and after. */
@@ -170,6 +173,12 @@ export interface ToolSpec<P extends z.ZodObject = z.ZodObject> {
    * Absent: the call is admitted on its tool name alone.
    */
   resource?(input: z.output<P>, ctx: ToolContext): string | undefined;
+  /**
+   * The tool's own answer to a call, joined to the policy rules' (the stricter wins, so a rule
+   * can still deny or ask): `fetch` asks about a host `[web] allow` does not list. Must not
+   * change anything. Absent: the rules alone decide.
+   */
+  admission?(input: z.output<P>, ctx: ToolContext): ToolAdmission;
   /**
    * TypeScript type of the `value` a program receives (e.g. `string`, `string[]`), for the
    * declarations shown to the model. Absent: `unknown`.

@@ -1,6 +1,6 @@
 import { admit, pathGuard, type Decision, type PolicyRule } from '../policy/admit';
 import { workspaceResource } from '../policy/workspace-resource';
-import type { ToolContext, ToolPreview, ToolResult, ToolSpec } from './define-tool';
+import type { ToolAdmission, ToolContext, ToolPreview, ToolResult, ToolSpec } from './define-tool';
 import { renderCall, type Notation } from './notation';
 
 /** Who makes a call, and under which rules it is admitted. */
@@ -104,8 +104,16 @@ function validate(
   } catch (error) {
     return { error: `${spec.name} failed: ${messageOf(error)}` };
   }
-  const decision = admit({ principal: caller.principal, tool: spec.name, resource, intent: caller.intent }, caller.rules);
+  const ruled = admit({ principal: caller.principal, tool: spec.name, resource, intent: caller.intent }, caller.rules);
+  const decision = stricter(ruled, spec.admission?.(data, ctx));
   return { data, ...(resource === undefined ? {} : { resource }), decision };
+}
+
+/** The rules' decision, or the tool's own answer when that is stricter (deny over ask over allow). */
+function stricter(ruled: Decision, own: ToolAdmission | undefined): Decision {
+  const rank = { allow: 0, ask: 1, deny: 2 } as const;
+  if (!own || rank[own.action] <= rank[ruled.action]) return ruled;
+  return own;
 }
 
 function refusal(spec: ToolSpec, decision: Decision & { reason: string }): ToolResult {
