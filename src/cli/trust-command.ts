@@ -47,7 +47,7 @@ export function trustCommand(dir: string | undefined, options: TrustOptions, out
   }
   out(`trusted: ${trust.workspace}`);
   if (trust.state === 'plain') {
-    out('it has no fence.toml, AGENTS.md or .fence/programs/ now; if one appears, fence asks again');
+    out('it has no fence.toml, AGENTS.md, .fence/programs/ or .fence/skills/ now; if one appears, fence asks again');
     return 0;
   }
   out('sessions here now use:');

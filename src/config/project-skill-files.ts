@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The folder of a workspace's skills, used only when the workspace is trusted. */
@@ -25,4 +25,11 @@ export function projectSkillFiles(workspace: string): string[] {
     .sort()
     .slice(0, MAX_PROJECT_SKILLS)
     .map((name) => join(PROJECT_SKILLS_DIR, name, 'SKILL.md'));
+}
+
+/** The names of the folders of the workspace's `.fence/skills/` that hold a `SKILL.md`, sorted. */
+export function projectSkillNames(workspace: string): string[] {
+  return projectSkillFiles(workspace)
+    .filter((path) => existsSync(join(workspace, path)))
+    .map((path) => path.split(/[\\/]/).at(-2) ?? path);
 }

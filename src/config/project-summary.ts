@@ -8,6 +8,7 @@ import type { ConfigFile } from './config-schema';
 import { textChanges } from './text-changes';
 import { describeTomlValue, writeTomlKey } from './toml-value';
 import { PROJECT_PROGRAMS_DIR, TRUSTED_TEXT_LIMIT_BYTES, type EarlierText, type WorkspaceTrust } from './trust';
+import { PROJECT_SKILLS_DIR, projectSkillNames } from './project-skill-files';
 
 /** Longest command or list shown on one line of the summary; the rest is cut with `…`. */
 const SHOWN_CHARS = 100;
@@ -43,6 +44,10 @@ export function describeProject(trust: WorkspaceTrust): string[] {
   if (trust.present.includes(`${PROJECT_PROGRAMS_DIR}/`)) {
     const names = listFolder(join(workspace, PROJECT_PROGRAMS_DIR)).sort();
     lines.push(`${PROJECT_PROGRAMS_DIR}/: ${cut(names.join(', '))} (a program is offered only once you approve it: fence programs approve)`);
+  }
+  if (trust.present.includes(`${PROJECT_SKILLS_DIR}/`)) {
+    const names = projectSkillNames(workspace);
+    lines.push(`${PROJECT_SKILLS_DIR}/: ${cut(names.join(', '))} (skills: each one's name and description go in the model's system prompt)`);
   }
   return lines;
 }

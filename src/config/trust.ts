@@ -9,7 +9,8 @@ import { readRegularFile } from './regular-file';
 
 /**
  * Workspace trust: a folder's own configuration — its `fence.toml` (command tools, MCP servers,
- * policy, limits), its saved programs in `.fence/programs/` and its `AGENTS.md` — is used only
+ * policy, limits), its saved programs in `.fence/programs/`, its skills in `.fence/skills/` and
+ * its `AGENTS.md` — is used only
  * once the person has trusted that folder on this machine. A cloned repository is someone
  * else's code: opening fence in it must not start its servers, run its tools or put its text
  * in the model's instructions until the person says so.
@@ -17,7 +18,8 @@ import { readRegularFile } from './regular-file';
  * Trust is kept in the user's data folder (`$FENCE_HOME/trusted-workspaces.json`, which the
  * sandbox hides from everything the model runs), one entry per folder (its real path) with the
  * sha256 of the files it covers when it was given: `fence.toml`, `AGENTS.md`, and the workspace
- * files that `fence.toml`'s servers and tools run (see `projectCommandFiles`), and the text of
+ * files that `fence.toml`'s servers and tools run (see `projectCommandFiles`), each skill's
+ * `SKILL.md` (see `projectSkillFiles`), and the text of
  * `fence.toml` and `AGENTS.md` up to `TRUSTED_TEXT_LIMIT_BYTES` each, so that a change can be
  * shown as what changed. When one of them changes, is added or is
  * removed — a `git pull`, or a model that wrote `AGENTS.md` — the folder counts as changed

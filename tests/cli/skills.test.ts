@@ -153,7 +153,9 @@ describe.skipIf(bubblewrapMissing)('skills through the built CLI', () => {
     expect(first.stderr).toContain('this folder is not trusted on this machine, so its .fence/skills/ is not used');
     expect(firstRequest(rig())).not.toContain('Deploys this project');
 
-    expect((await fenceCommand(rig(), ['trust'])).exitCode).toBe(0);
+    const trust = await fenceCommand(rig(), ['trust']);
+    expect(trust.exitCode).toBe(0);
+    expect(trust.stdout).toContain(".fence/skills/: deploy (skills: each one's name and description go in the model's system prompt)");
     const trusted = await fenceCommand(rig(), ['skills', 'list']);
     expect(trusted.stdout).toContain(`deploy  ${at.project}\n  Deploys this project with make deploy.`);
 
