@@ -225,7 +225,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: Nod
     ...(briefToolsAboveTokens === undefined ? {} : { briefToolsAboveTokens }),
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
     sandbox,
-    web,
+    ...(user.web || project.web ? { web } : {}),
   };
 }
 

@@ -161,6 +161,7 @@ describe('toolSchemas', () => {
       { name: 'read', properties: ['path'], required: ['path'] },
       { name: 'glob', properties: ['pattern'], required: ['pattern'] },
       { name: 'grep', properties: ['pattern', 'path'], required: ['pattern'] },
+      { name: 'fetch', properties: ['url'], required: ['url'] },
       { name: 'plan', properties: ['items'], required: ['items'] },
       { name: 'ptc', properties: ['code'], required: ['code'] },
     ]);

@@ -52,7 +52,7 @@ describe('a session with a few registered tools', () => {
   it('lists them in full and offers no describe tool', () => {
     const toolset = buildToolset(config(), sessionRef(), mcpTools(3));
     expect(offersDescribe(toolset)).toBe(false);
-    expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'tracker_search_0', 'tracker_search_1', 'tracker_search_2', 'ptc']);
+    expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'fetch', 'plan', 'tracker_search_0', 'tracker_search_1', 'tracker_search_2', 'ptc']);
     expect(toolset.tools.some((tool) => tool.brief)).toBe(false);
     const markdown = prompt(toolset.tools, 'markdown');
     expect(markdown).toContain('declare function tracker_search_2(args: {');

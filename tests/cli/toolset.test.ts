@@ -93,7 +93,7 @@ describe('buildToolset', () => {
   it('lists the built-ins, then the registered tools, then ptc', async () => {
     const lookup = await lookupScript();
     const toolset = buildToolset(config({ tools: { lookup, notify: { description: 'Notify someone', command: ['true'], callers: ['direct'] } } }), sessionRef());
-    expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'lookup', 'notify', 'ptc']);
+    expect(names(toolset.tools)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'fetch', 'plan', 'lookup', 'notify', 'ptc']);
   });
 
   it('makes the read-only built-ins and the program-callable registered tools eligible', async () => {
@@ -108,7 +108,7 @@ describe('buildToolset', () => {
       }),
       sessionRef(),
     );
-    expect(names(toolset.eligible)).toEqual(['read', 'glob', 'grep', 'lookup', 'batch']);
+    expect(names(toolset.eligible)).toEqual(['read', 'glob', 'grep', 'fetch', 'lookup', 'batch']);
     const ptc = toolset.tools.at(-1);
     expect(ptc?.instructions).toContain('declare function lookup(args: { id: string }): Promise<{ id: string; name: string }>;');
     expect(ptc?.instructions).toContain('declare function batch(');
@@ -119,7 +119,7 @@ describe('buildToolset', () => {
 
   it('adds the built-ins that [ptc] eligible names', () => {
     const toolset = buildToolset(config({ ptc: { eligible: ['save'] } }), sessionRef());
-    expect(names(toolset.eligible)).toEqual(['save', 'read', 'glob', 'grep']);
+    expect(names(toolset.eligible)).toEqual(['save', 'read', 'glob', 'grep', 'fetch']);
     const ptc = toolset.tools.at(-1);
     expect(ptc?.instructions).toContain('declare function save(');
     expect(ptc?.mutating).toBe(true);

@@ -384,12 +384,12 @@ max_tool_calls = 50
     expect(await projectError('[ptc]\nmax_live_sandboxes = 0\n')).toBe('fence.toml: ptc.max_live_sandboxes: expected a positive integer, got 0');
     expect(await projectError('[ptc]\ntotal_memory_mb = "1G"\n')).toBe('fence.toml: ptc.total_memory_mb: expected a positive integer, got "1G"');
     expect(await projectError('[ptc]\neligible = ["sav"]\n')).toBe(
-      'fence.toml: ptc.eligible[0]: expected the name of a built-in tool (shell, save, append, patch, read, glob, grep, python, ptc), got "sav"',
+      'fence.toml: ptc.eligible[0]: expected the name of a built-in tool (shell, save, append, patch, read, glob, grep, python, ptc, plan, fetch), got "sav"',
     );
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, reasoning, tools, policy, hooks, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, reasoning, tools, policy, hooks, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers, web)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);

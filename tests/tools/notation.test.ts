@@ -135,6 +135,13 @@ describe('renderCall: the examples of the built-in tools', () => {
       program: 'await grep({ path: "src", pattern: "function \\\\w+Tool\\\\(" })',
       python: 'grep(path="src", pattern="function \\\\w+Tool\\\\(")',
     },
+    fetch: {
+      markdown: '```fetch\nhttps://docs.python.org/3/library/json.html\n```',
+      xml: '<tool-use><fetch>https://docs.python.org/3/library/json.html</fetch></tool-use>',
+      tool: '{"url":"https://docs.python.org/3/library/json.html"}',
+      program: 'await fetch({ url: "https://docs.python.org/3/library/json.html" })',
+      python: 'fetch(url="https://docs.python.org/3/library/json.html")',
+    },
     ptc: {
       markdown: [
         '```ptc',
@@ -375,6 +382,7 @@ describe('callForm', () => {
     read: ['```read <path>\n```', '<read args="{path}"/>'],
     glob: ['```glob <pattern>\n```', '<glob args="{pattern}"/>'],
     grep: ['```grep [path]\n<pattern>\n```', '<grep args="[path]">{pattern}</grep>'],
+    fetch: ['```fetch\n<url>\n```', '<fetch>{url}</fetch>'],
     ptc: ['```ptc\n<code>\n```', '<ptc>{code}</ptc>'],
   };
 
@@ -411,12 +419,12 @@ describe('modelTools', () => {
   const names = (format: ToolFormat) => modelTools(all, format).map((t) => t.name);
 
   it('keeps in markdown and XML the direct tools with a block form, in the given order', () => {
-    expect(names('markdown')).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'ptc']);
+    expect(names('markdown')).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'fetch', 'ptc']);
     expect(names('xml')).toEqual(names('markdown'));
   });
 
   it('keeps natively every direct tool, with or without a block form', () => {
-    expect(names('tool')).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'ptc', 'ping']);
+    expect(names('tool')).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'fetch', 'ptc', 'ping']);
   });
 });
 

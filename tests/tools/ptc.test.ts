@@ -54,19 +54,19 @@ const secretsRule: PolicyRule[] = [
 
 describe('eligibleTools', () => {
   it('keeps the tools whose callers include program: the read-only built-ins', () => {
-    expect(names(eligibleTools(builtinTools()))).toEqual(['read', 'glob', 'grep']);
+    expect(names(eligibleTools(builtinTools()))).toEqual(['read', 'glob', 'grep', 'fetch']);
   });
 
   it('adds a tool named in the extra names, keeping the given order', () => {
-    expect(names(eligibleTools(builtinTools(), ['save']))).toEqual(['save', 'read', 'glob', 'grep']);
-    expect(names(eligibleTools(builtinTools(), ['shell', 'patch']))).toEqual(['shell', 'patch', 'read', 'glob', 'grep']);
+    expect(names(eligibleTools(builtinTools(), ['save']))).toEqual(['save', 'read', 'glob', 'grep', 'fetch']);
+    expect(names(eligibleTools(builtinTools(), ['shell', 'patch']))).toEqual(['shell', 'patch', 'read', 'glob', 'grep', 'fetch']);
   });
 
   it('keeps registered tools by their callers', () => {
     const both = fakeTool({ name: 'lookup' }).spec;
     const programOnly = fakeTool({ name: 'get_expenses', callers: ['program'] }).spec;
     const directOnly = fakeTool({ name: 'ask_user', callers: ['direct'] }).spec;
-    expect(names(eligibleTools([...builtinTools(), both, programOnly, directOnly]))).toEqual(['read', 'glob', 'grep', 'lookup', 'get_expenses']);
+    expect(names(eligibleTools([...builtinTools(), both, programOnly, directOnly]))).toEqual(['read', 'glob', 'grep', 'fetch', 'lookup', 'get_expenses']);
   });
 
   it('never keeps ptc, even when named or callable from programs', () => {

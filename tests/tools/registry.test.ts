@@ -26,7 +26,7 @@ describe('ToolRegistry', () => {
   const shell = tools.find((tool) => tool.name === 'shell');
 
   it('keeps the tools in the order given', () => {
-    expect(registry.tools.map((tool) => tool.name)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep']);
+    expect(registry.tools.map((tool) => tool.name)).toEqual(['shell', 'python', 'save', 'append', 'patch', 'read', 'glob', 'grep', 'fetch', 'plan']);
   });
 
   it('finds a tool by each of its tags', () => {
