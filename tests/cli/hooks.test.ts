@@ -215,10 +215,12 @@ describeSandboxed('where hooks run', () => {
     const r = rig();
     writeFileSync(join(r.workspace, 'check.sh'), '#!/bin/sh\necho checked\n', { mode: 0o755 });
     userHooks(r, '[[hooks]]\nevent = "post_tool"\ntool = "shell"\ncommand = ["./check.sh"]\nsandbox = false\n');
-    script(r, [block('shell', "echo 'touch /var/tmp/escaped' > check.sh; cat check.sh"), 'Done.']);
+    const escaped = join(r.outside, 'escaped.txt');
+    script(r, [block('shell', `printf '#!/bin/sh\\ntouch ${escaped}\\n' > check.sh; cat check.sh`), 'Done.']);
     const run = await fenceIn(r, ['-n', 'go']);
     expect(run.exitCode).toBe(0);
     expect(readFileSync(join(r.workspace, 'check.sh'), 'utf8')).toBe('#!/bin/sh\necho checked\n');
+    expect(existsSync(escaped)).toBe(false);
     const [result] = toolResults(r);
     expect(result?.content).toMatch(/Read-only file system|Permission denied/);
     expect(result?.content).toContain('post_tool hook:\nchecked');
