@@ -63,7 +63,8 @@ export function seatbeltProfile(policy: SandboxPolicy, options: { tempDir: strin
     ...(pty ? ['(allow file-ioctl (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$"))'] : ['(deny file-read* file-write* (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$") (literal "/dev/ptmx"))']),
   ];
   if (policy.denied.length > 0) lines.push(`(deny file-read* file-write* ${policy.denied.map(subpath).join(' ')})`);
-  if (policy.readable.length > 0) lines.push(`(allow file-read* ${policy.readable.map(subpath).join(' ')})`);
+  // Readable exceptions are never written, even under a writable path (the user's skill folders).
+  if (policy.readable.length > 0) lines.push(`(allow file-read* ${policy.readable.map(subpath).join(' ')})`, `(deny file-write* ${policy.readable.map(subpath).join(' ')})`);
   if (policy.protected.length > 0) lines.push(`(deny file-write* ${policy.protected.map(subpath).join(' ')})`);
   if (policy.network === true) {
     lines.push('(allow network-outbound (remote ip "*:*"))', '(allow network-inbound (local ip "*:*"))', '(allow network-bind (local ip "*:*"))');

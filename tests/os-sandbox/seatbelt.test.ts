@@ -34,6 +34,15 @@ describe('seatbeltProfile', () => {
     expect(lines.some((line) => line.startsWith('(allow network'))).toBe(false);
   });
 
+  it("keeps a readable exception from writes even under a writable path (a skill folder in [sandbox] writable = [\"~/.agents\"])", () => {
+    const skills = '/Users/me/.agents/skills';
+    const lines = rules(seatbeltProfile({ ...policy, writable: [...policy.writable, '/Users/me/.agents'], readable: [skills] }, { tempDir: '/t' }));
+    const write = lines.findIndex((line) => line.startsWith('(allow file-write*'));
+    expect(lines[write]).toContain('(subpath "/Users/me/.agents")');
+    expect(lines.indexOf(`(deny file-write* (subpath "${skills}"))`)).toBeGreaterThan(write);
+    expect(lines.indexOf(`(allow file-read* (subpath "${skills}"))`)).toBeGreaterThan(write);
+  });
+
   it('writes nothing writable in read-only mode but the session folder, and opens the network when allowed', () => {
     const readOnly = seatbeltProfile({ ...policy, mode: 'read-only', network: true }, { tempDir: '/t' });
     expect(readOnly).toContain('(allow file-write* (subpath "/t") (literal "/dev/null")');
