@@ -25,6 +25,7 @@ function buildProgram(commands = true): Command {
     .option('--max-cost <usd>', 'stop before the run costs more than this, in US dollars', parsePositiveNumber)
     .option('--max-tokens <n>', 'stop before a request once the run has used this many tokens (input, cached input and output)', parsePositiveInt)
     .option('--timeout <duration>', 'stop the run after this long: 90s, 30m, 2h (a plain number is seconds)', parseDuration)
+    .option('--image <file>', 'attach an image (PNG, JPEG, GIF, WebP) to the first prompt; repeat it for more (in a prompt, @path does the same)', collectWords)
     .addOption(
       new Option('--output-format <format>', 'what stdout carries: the answer (text), one JSON result (json), or a JSON line per event (stream-json)').choices([
         'text',
@@ -254,6 +255,11 @@ function parseDuration(value: string): number {
   const ms = match ? Number(match[1]) * unit : Number.NaN;
   if (!(ms > 0)) throw new InvalidArgumentError('expected a duration such as 90s, 30m or 2h');
   return ms;
+}
+
+/** Gathers the values of a repeated option, in order. */
+function collectWords(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function parsePositiveInt(value: string): number {

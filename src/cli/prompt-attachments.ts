@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
+import type { AttachFiles } from '../tui/chat-attachments';
 import { findAttachmentTokens, type AttachmentToken, type TokenReading } from './attachment-tokens';
 
 /**
@@ -243,8 +244,9 @@ function fencedContent(file: AttachedText & { content: string }): string {
   return `${fence}${file.shown}\n${body}${fence}${note}`;
 }
 
+/** A file size for people: `312 B`, `14 kB`. */
 function kilobytes(bytes: number): string {
-  return `${Math.round(bytes / 1024)} kB`;
+  return bytes < 1024 ? `${bytes} B` : `${Math.round(bytes / 1024)} kB`;
 }
 
 /** A file system error as a few words: `permission denied`, `no such file`, else its code. */
@@ -268,5 +270,56 @@ function deniedCheck(policy: SandboxPolicy | undefined): (path: string) => boole
     resolved ??= withRealPaths(policy);
     const rules = resolved;
     return [path, realPathOf(path)].some((candidate) => !rules.readable.some((root) => isWithin(candidate, root)) && rules.denied.some((root) => isWithin(candidate, root)));
+  };
+}
+
+/** A prompt ready for `agent.run(text, { images })`. */
+export interface PromptToRun {
+  text: string;
+  /** The images it carries, in order, each once. */
+  images: AttachedImage[];
+  /** The text files put into it. */
+  texts: AttachedText[];
+}
+
+/**
+ * The command line's prompts with their attachments taken in (see `attachToPrompt`), the
+ * `--image` files (see `imageArguments`) carried by the first. Returns `{ error }` for the
+ * first file that cannot be attached, before any prompt runs.
+ */
+export function attachToPrompts(prompts: readonly string[], imageFiles: readonly string[], cwd: string, context: AttachContext): { prompts: PromptToRun[]; warnings: string[] } | { error: string } {
+  const flagged = imageArguments(imageFiles, cwd, context);
+  if ('error' in flagged) return flagged;
+  const ready: PromptToRun[] = [];
+  const warnings: string[] = [];
+  for (const [index, prompt] of prompts.entries()) {
+    const attached = attachToPrompt(prompt, context);
+    if ('error' in attached) return attached;
+    warnings.push(...attached.warnings);
+    const images = index === 0 ? [...attached.images, ...flagged.filter((image) => !attached.images.some((own) => own.path === image.path))] : attached.images;
+    ready.push({ text: attached.text, images, texts: attached.texts });
+  }
+  return { prompts: ready, warnings };
+}
+
+/**
+ * The chat's `attach` (see `AttachFiles`): each prompt's files taken in with the session's
+ * sandbox, the `--image` files added to the first prompt that is not refused.
+ */
+export function chatAttachments(imageFiles: readonly string[], cwd: string, where: Omit<AttachContext, 'policy'>): AttachFiles {
+  let pending = imageFiles;
+  return (prompt, toolContext) => {
+    const context = { ...where, ...(toolContext.sandboxPolicy ? { policy: toolContext.sandboxPolicy } : {}) };
+    const attached = attachToPrompts([prompt], pending, cwd, context);
+    if ('error' in attached) return attached;
+    pending = [];
+    const ready = attached.prompts[0] ?? { text: prompt, images: [], texts: [] };
+    return {
+      text: ready.text,
+      images: ready.images.map((image) => image.path),
+      shown: Object.fromEntries(ready.images.map((image) => [image.path, image.shown])),
+      files: ready.texts.map((file) => `${file.shown} · ${file.cut ? `first ${kilobytes(TEXT_ATTACHMENT_BYTES)} of ${kilobytes(file.size)}` : kilobytes(file.size)}`),
+      warnings: attached.warnings,
+    };
   };
 }

@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, type RunStop } from '../agent/run-stop';
@@ -23,6 +24,7 @@ import { createStreamJsonWriter, jsonResult, resultBeforeRun, textAnswer, usageT
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
+import { attachToPrompts, chatAttachments } from './prompt-attachments';
 import type { StartingShell } from './starting-shell';
 import type { ChatSetup } from '../tui/chat';
 
@@ -51,6 +53,8 @@ export interface PromptCommandOptions {
   sandbox?: SandboxMode;
   /** `--reasoning`: the level of every request, over the configuration's and the model's default. */
   reasoning?: ReasoningLevel;
+  /** `--image`: image files (relative to the current folder) the first prompt carries. */
+  image?: string[];
 }
 
 /** The prompt of a resumed run when none is given. */
@@ -139,6 +143,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
         });
       },
       ...(trustQuestion ? { trustQuestion } : {}),
+      attach: chatAttachments(options.image ?? [], process.cwd(), { workspace: workspace.path, home: homedir() }),
       ...(wide ? { wideWorkspaceQuestion: { lines: wideWorkspaceLines(workspace.path, wide) } } : {}),
       home: fenceHome(),
       workspace: workspace.path,
@@ -188,6 +193,13 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const reasoningNote = reasoning ? ` · reasoning ${reasoning}` : '';
   const resumeNote = resumed ? ` · resumed at message ${resumed.log.length + 1}` : '';
   err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}${reasoningNote}${resumeNote}\n`);
+  // After the session opens, for its sandbox's denied paths; before anything is sent.
+  const attached = attachToPrompts(prompts, options.image ?? [], process.cwd(), { workspace: workspace.path, home: homedir(), policy: session.toolContext.sandboxPolicy });
+  if ('error' in attached) {
+    await session.close({ exiting: true });
+    return failBeforeRun('usage', visibleText(attached.error));
+  }
+  for (const warning of attached.warnings) err.write(`fence: ${visibleText(warning)}\n`);
 
   const stream = output === 'stream-json' ? createStreamJsonWriter((line) => process.stdout.write(line)) : undefined;
   stream?.start({
@@ -237,8 +249,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       onEvent,
     });
     let outcome: RunOutcome = { status: 'done', answer: '' };
-    for (const prompt of prompts) {
-      outcome = await agent.run(prompt);
+    for (const prompt of attached.prompts) {
+      outcome = await agent.run(prompt.text, prompt.images.length > 0 ? { images: prompt.images.map((image) => image.path) } : {});
       if (outcome.status !== 'done') break;
     }
     const ending = describeOutcome(outcome, stoppedBy, options.timeout);

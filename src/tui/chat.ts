@@ -15,6 +15,7 @@ import type { ToolFormat } from '../parse/tool-use';
 import { visibleLine, visibleText } from '../processes/visible-text';
 import type { ToolContext } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
+import { attachedFileLines, attachedImageLines, type AttachFiles } from './chat-attachments';
 import { ChatView } from './chat-view';
 import { createConfirmPrompt } from './confirm-prompt';
 import { InputHistory } from './input-history';
@@ -71,6 +72,8 @@ export interface ChatSetup {
    * before a session opens.
    */
   wideWorkspaceQuestion?: { lines: string[] };
+  /** Takes in the files each prompt names (see `AttachFiles`); absent: prompts go as typed. */
+  attach?: AttachFiles;
 }
 
 /** Where the chat's input history is kept, across sessions. */
@@ -176,6 +179,8 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   // end and the next prompt (Ctrl-C above all) reach the editor instead of the terminal driver.
   const terminal = rawTerminal(process.stdin, stdout);
   try {
+    /** How the prompt under way names its images, for the transcript's `[image: …]` lines. */
+    let shownImages: Record<string, string> = {};
     const agentModel = await loadAgentModel(setup.resolved, config.models, view.warn, config.providers);
     const reasoning = { explicit: setup.reasoning ?? config.reasoning };
     const agent = new Agent({
@@ -187,7 +192,10 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       maxTokens: setup.maxTokens,
       loopDetector: new LoopDetector(),
       signal: sessionController.signal,
-      onEvent: view.onEvent,
+      onEvent: (event) => {
+        view.onEvent(event);
+        if (event.type === 'prompt') view.printLines(attachedImageLines(event.message, shownImages, style));
+      },
     });
 
     /** Runs work that Ctrl-C stops: a prompt's run, a tool run by hand, a summary. */
@@ -213,9 +221,20 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       reasoning,
       interruptible: (label, work) => underway(work, label),
     };
-    const runPrompt = async (prompt: string) => {
-      const outcome = await underway((signal) => agent.run(prompt, { signal, maxTurns: setup.maxTurns ?? DEFAULT_MAX_TURNS }));
+    /** Runs a prompt; false when it was refused before anything was kept (a file it names), so it can be edited. */
+    const runPrompt = async (typed: string): Promise<boolean> => {
+      const prompt = setup.attach ? setup.attach(typed, session.toolContext) : { text: typed, images: [], shown: {}, files: [], warnings: [] };
+      if ('error' in prompt) {
+        view.printLines(wrapHanging(`✗ ${visibleLine(prompt.error)}`, view.width, 2, style.red));
+        return false;
+      }
+      view.printLines(attachedFileLines(prompt, style));
+      shownImages = prompt.shown;
+      const kept = session.store.log.length;
+      const images = prompt.images.length > 0 ? { images: prompt.images } : {};
+      const outcome = await underway((signal) => agent.run(prompt.text, { signal, maxTurns: setup.maxTurns ?? DEFAULT_MAX_TURNS, ...images }));
       view.printLines(endLines(outcome, session.store, config, style));
+      return outcome.status !== 'error' || session.store.log.length !== kept;
     };
 
     view.printLines(welcome(session, agent.modelId, setup, style, view.width));
@@ -250,7 +269,8 @@ export async function runChat(setup: ChatSetup): Promise<number> {
         prefill = outcome.prefill ?? '';
         continue;
       }
-      await runPrompt(text.replace(/^ (?=\/)/, ''));
+      // A prompt refused before it was kept (an image the model cannot take, say) is given back to edit.
+      if (!(await runPrompt(text.replace(/^ (?=\/)/, '')))) prefill = text;
     }
     view.printLines([style.dim(`Session ${session.store.id} is saved; fence -r goes on with it.`)]);
     return sessionController.signal.aborted ? EXIT_CODES.interrupted : EXIT_CODES.done;
