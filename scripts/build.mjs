@@ -96,9 +96,9 @@ await build({
   entryPoints: ['src/cli/main.ts'],
   outfile: `${outdir}fence.cjs`,
   sourcemap: 'linked',
-  // node-pty is a native addon, and the tokenizer is megabytes used only near a context
-  // window's end: both are loaded from node_modules when needed.
-  external: ['node-pty', 'gpt-tokenizer'],
+  // node-pty and sharp (images) are native addons, and the tokenizer is megabytes used only
+  // near a context window's end: they are loaded from node_modules when needed.
+  external: ['node-pty', 'gpt-tokenizer', 'sharp'],
   inject: providerSdk.inject,
   define: { ...script.define, ...providerSdk.define },
   plugins: [englishZod, vendorImports],

@@ -1,4 +1,5 @@
 import type { Message } from '../conversation/message';
+import { messageImageTokens } from '../images/image-tokens';
 import { truncateOutput } from '../tools/truncate-output';
 
 /** How {@link fitToWindow} measures a request and what it may leave out. */
@@ -49,7 +50,8 @@ const SHRINK_CHARS = 2000;
  * log and options always give the same result.
  *
  * A message costs `countTokens(content) + perMessage` tokens (an assistant's native calls are
- * counted through their `@name(id): {json}` lines in its text).
+ * counted through their `@name(id): {json}` lines in its text), plus its images' tokens
+ * (`meta.images`, see `imageTokens`).
  *
  * 1. **Under budget**, the log is returned as it is (a new array of the same message objects).
  * 2. **Never touched**: the system prompt (the run of system messages at the start that are
@@ -59,7 +61,9 @@ const SHRINK_CHARS = 2000;
  * 3. **Shrink**: tool results outside those, longer than `shrinkAbove` tokens, are cut,
  *    oldest first, to their first and last 40 lines (at most 2,000 characters each way) with
  *    the marker of `truncateOutput` between them saying how much was left out and, when
- *    `meta.fullOutput` is set, a last line naming the file that holds the whole output. It
+ *    `meta.fullOutput` is set, a last line naming the file that holds the whole output; a
+ *    result with images keeps its text whole and loses its images instead, with a line
+ *    naming them. It
  *    stops as soon as the request fits. A result that would not get shorter is left as it is.
  * 4. **Drop**: then whole steps are left out, oldest first, until the request fits. A step is
  *    an assistant message with the system messages that follow it (its tool results and any
@@ -98,7 +102,7 @@ export function fitToWindow(log: readonly Message[], options: FitOptions): FitRe
   const contentTokens = (message: Message): number => {
     const known = cache.get(message);
     if (known !== undefined) return known;
-    const count = safeCount(options.countTokens, message.content);
+    const count = safeCount(options.countTokens, message.content) + messageImageTokens(message.meta?.images);
     cache.set(message, count);
     return count;
   };
@@ -229,7 +233,13 @@ function shrunkCopy(message: Message): Message | undefined {
   const headChars = headLimit(text);
   const tailChars = tailLimit(text);
   let copy: Message | null = null;
-  if (text.length > headChars + tailChars) {
+  const images = message.meta?.images ?? [];
+  if (images.length > 0) {
+    // An old result's images go first: each costs as much as a long output.
+    const names = images.map((image) => image.name ?? image.file).join(', ');
+    const { images: _images, ...meta } = message.meta ?? {};
+    copy = { ...message, content: `${text}\n[${images.length === 1 ? 'The image' : 'The images'} of this result (${names}) ${images.length === 1 ? 'was' : 'were'} left out to fit the context window.]`, meta };
+  } else if (text.length > headChars + tailChars) {
     let content = truncateOutput(text, { maxChars: headChars + tailChars, headChars, tailChars }).text;
     const path = message.meta?.fullOutput;
     if (path !== undefined && path !== '') {

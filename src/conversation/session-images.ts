@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ImageMediaType, ImageRef } from './message';
 
@@ -49,5 +49,35 @@ export function readStoredImage(dir: string, ref: Pick<ImageRef, 'file'>): strin
     return readFileSync(join(dir, ref.file)).toString('base64');
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Copies the images folder of the session folder `from` into the session folder `to` (a
+ * forked session), each file hard-linked when the file system allows (they are never changed)
+ * and copied otherwise. Nothing to copy is no error; a file that cannot be copied is left out
+ * (its message then says it could not be read).
+ */
+export function copyImages(from: string, to: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(join(from, IMAGES_FOLDER));
+  } catch {
+    return;
+  }
+  mkdirSync(join(to, IMAGES_FOLDER), { recursive: true, mode: 0o700 });
+  for (const name of names) {
+    if (!STORED_NAME.test(`${IMAGES_FOLDER}/${name}`)) continue;
+    const source = join(from, IMAGES_FOLDER, name);
+    const target = join(to, IMAGES_FOLDER, name);
+    try {
+      linkSync(source, target);
+    } catch {
+      try {
+        copyFileSync(source, target);
+      } catch {
+        // Left out: the request says the image could not be read.
+      }
+    }
   }
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from './message';
+import { copyImages } from './session-images';
 import { acquireSessionLock, sessionLockHolder, type SessionLock } from './session-lock';
 
 /** What `session.json` holds: the facts needed to show, list and later resume a session. */
@@ -188,12 +189,13 @@ export class SessionStore {
    * Copies this session's conversation into a new session `id` (the chat's `/fork`), with the
    * same model, workspace, tool format and tools, and returns it open and locked. The messages
    * taken back so far go first, with one undo record after them, so the copy reads the same
-   * conversation and its `undone` still holds what was spent. This session is left as it is,
-   * still open.
+   * conversation and its `undone` still holds what was spent. The images its messages refer
+   * to are copied too (see `copyImages`). This session is left as it is, still open.
    */
   fork(home: string, id: string, name?: string): SessionStore {
     const { id: _old, name: _name, createdAt: _created, ...rest } = this.current;
     const forked = SessionStore.create(home, { ...rest, id, ...(name ? { name } : {}), forkedFrom: this.id });
+    copyImages(this.dir, forked.dir);
     for (const message of this.undoneMessages) forked.append(message);
     forked.undo(this.undoneMessages.length);
     for (const message of this.messages) forked.append(message);

@@ -1,4 +1,5 @@
 import type {
+  ImageBlockParam,
   MessageParam,
   RedactedThinkingBlockParam,
   TextBlockParam,
@@ -7,7 +8,7 @@ import type {
   ToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { Message } from '../conversation/message';
-import { planHistory, wrapAsSystem, type HistoryEntry } from './history';
+import { planHistory, wrapAsSystem, type HistoryEntry, type SentImage } from './history';
 
 /** The `system` and `messages` of a Messages API request. */
 export interface AnthropicConversation {
@@ -16,7 +17,7 @@ export interface AnthropicConversation {
 }
 
 type Thinking = ThinkingBlockParam | RedactedThinkingBlockParam;
-type Block = TextBlockParam | ToolUseBlockParam | ToolResultBlockParam | Thinking;
+type Block = TextBlockParam | ImageBlockParam | ToolUseBlockParam | ToolResultBlockParam | Thinking;
 type Turn = { role: 'user' | 'assistant'; blocks: Block[] };
 
 /** Sent as the first user turn when a conversation would otherwise open with the assistant. */
@@ -26,6 +27,8 @@ const OPENING = '(continue)';
  * Shapes fence messages for the Messages API:
  * - the system prompt(s) at the start go to `system`;
  * - a later system message becomes user text wrapped in `<system>` tags;
+ * - images (loaded `meta.images`) become base64 `image` blocks: after a user's or a system
+ *   message's text in the same user turn, and inside a native `tool_result` block's content;
  * - with `nativeCalls` (tools offered), paired native calls become `tool_use` blocks and their
  *   results `tool_result` blocks, first in the user turn that follows (see `planHistory`);
  * - consecutive turns of one role are merged, empty text is left out, and the first turn is a
@@ -51,16 +54,19 @@ export function toAnthropicMessages(messages: readonly Message[], nativeCalls: b
     switch (entry.kind) {
       case 'user':
         if (entry.text.trim() !== '') add('user', { type: 'text', text: entry.text });
+        for (const image of entry.images ?? []) add('user', imageBlock(image));
         break;
       case 'system':
         add('user', { type: 'text', text: wrapAsSystem(entry.text) });
+        for (const image of entry.images ?? []) add('user', imageBlock(image));
         break;
       case 'assistant':
         for (const block of assistantBlocks(entry)) add('assistant', block);
         break;
       case 'tool_result': {
         const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: entry.callId };
-        if (entry.text !== '') block.content = entry.text;
+        if (entry.images?.length) block.content = [...(entry.text === '' ? [] : [{ type: 'text' as const, text: entry.text }]), ...entry.images.map(imageBlock)];
+        else if (entry.text !== '') block.content = entry.text;
         if (entry.isError) block.is_error = true;
         add('user', block);
         break;
@@ -147,6 +153,11 @@ function argumentsObject(json: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** An image as the Messages API takes it inline: base64 with its media type. */
+function imageBlock(image: SentImage): ImageBlockParam {
+  return { type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } };
 }
 
 function rank(block: Block): number {

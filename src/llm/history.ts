@@ -1,4 +1,4 @@
-import type { Message, NativeToolCall, ReasoningPart } from '../conversation/message';
+import type { ImageMediaType, Message, NativeToolCall, ReasoningPart } from '../conversation/message';
 import { formatNativeCall } from './native-calls';
 
 /**
@@ -6,7 +6,7 @@ import { formatNativeCall } from './native-calls';
  * build their request from these, so the rules below hold for every provider.
  */
 export type HistoryEntry =
-  | { kind: 'user'; text: string }
+  | { kind: 'user'; text: string; images?: SentImage[] }
   /**
    * `text` is the message without the lines of its replayed calls; `calls` are the ones
    * replayed natively; `reasoning` is the reasoning state the reply carried, in its order, each
@@ -16,9 +16,18 @@ export type HistoryEntry =
    */
   | { kind: 'assistant'; text: string; calls: NativeToolCall[]; reasoning: ReasoningEntry[] }
   /** A system message after the start of the conversation (a tool result written as text, a notice). */
-  | { kind: 'system'; text: string }
+  | { kind: 'system'; text: string; images?: SentImage[] }
   /** The result of a native call of the assistant entry just before it. */
-  | { kind: 'tool_result'; callId: string; name: string; text: string; isError: boolean };
+  | { kind: 'tool_result'; callId: string; name: string; text: string; isError: boolean; images?: SentImage[] };
+
+/**
+ * An image a user, system or tool-result entry carries, with its bytes (base64): those of the
+ * message's `meta.images` that the caller loaded (`ImageRef.data`). Absent on an entry: none.
+ */
+export interface SentImage {
+  mediaType: ImageMediaType;
+  data: string;
+}
 
 /** A reasoning part of an assistant entry, with the id of the call it came before. */
 export type ReasoningEntry = ReasoningPart & { beforeCallId?: string };
@@ -55,7 +64,7 @@ export function planHistory(messages: readonly Message[], options: { nativeCalls
     index++;
     if (message === undefined) continue;
     if (message.role !== 'assistant') {
-      entries.push({ kind: message.role, text: message.content });
+      entries.push({ kind: message.role, text: message.content, ...imagesOf(message) });
       continue;
     }
     let runEnd = index;
@@ -65,6 +74,12 @@ export function planHistory(messages: readonly Message[], options: { nativeCalls
     entries.push(...pairCalls(message, run, options.nativeCalls));
   }
   return { systemPrompt: prompts.join('\n\n'), entries };
+}
+
+/** `{ images }` of a message's loaded images (those with their bytes), or `{}` when it has none. */
+function imagesOf(message: Message): { images?: SentImage[] } {
+  const images = (message.meta?.images ?? []).flatMap((image) => (image.data ? [{ mediaType: image.mediaType, data: image.data }] : []));
+  return images.length > 0 ? { images } : {};
 }
 
 function isToolResult(message: Message | undefined): boolean {
@@ -83,11 +98,11 @@ function pairCalls(message: Message, results: readonly Message[], native: boolea
     if (result === undefined) continue;
     claimed.add(result);
     calls.push(call);
-    paired.push({ kind: 'tool_result', callId: call.id, name: call.name, text: result.content, isError: result.meta?.isError === true });
+    paired.push({ kind: 'tool_result', callId: call.id, name: call.name, text: result.content, isError: result.meta?.isError === true, ...imagesOf(result) });
   }
   const rest: HistoryEntry[] = results
     .filter((result) => !claimed.has(result))
-    .map((result) => ({ kind: 'system', text: result.content }));
+    .map((result) => ({ kind: 'system', text: result.content, ...imagesOf(result) }));
   const toolCalls = message.meta?.toolCalls ?? [];
   const reasoning: ReasoningEntry[] = (message.meta?.reasoning ?? []).map((part) => {
     const before = part.beforeCall === undefined ? undefined : toolCalls[part.beforeCall]?.id;

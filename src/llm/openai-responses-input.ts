@@ -1,6 +1,6 @@
-import type { ResponseInputItem } from 'openai/resources/responses/responses';
+import type { ResponseInputContent, ResponseInputImageContent, ResponseInputItem } from 'openai/resources/responses/responses';
 import type { Message } from '../conversation/message';
-import { planHistory, wrapAsSystem, type HistoryEntry, type ReasoningEntry } from './history';
+import { planHistory, wrapAsSystem, type HistoryEntry, type ReasoningEntry, type SentImage } from './history';
 import type { OpenAICompat } from './openai-compat';
 
 /** A conversation shaped for the Responses API: the system prompt and the input items. */
@@ -18,6 +18,9 @@ type AssistantEntry = Extract<HistoryEntry, { kind: 'assistant' }>;
  *
  * - The system prompt(s) at the start become `instructions`: the API's own place for them,
  *   which it puts first whatever the input holds.
+ * - Images (loaded `meta.images`) become `input_image` parts with a `data:` URL: after the text
+ *   of a user message, and in a `function_call_output`'s output list (text, then images); a
+ *   `system` message's images follow it in a user message.
  * - Users' messages become `user` messages; later system messages follow
  *   `compat.laterSystemAs` (a `system` message, or a user message wrapped in `<system>` tags).
  * - An assistant reply becomes an `assistant` message (when it has text), its replayed native
@@ -39,17 +42,23 @@ export function toResponsesInput(messages: readonly Message[], compat: OpenAICom
   for (const entry of history.entries) {
     switch (entry.kind) {
       case 'user':
-        pushUser(input, entry.text, compat);
+        pushUser(input, entry.text, compat, entry.images);
         break;
       case 'system':
-        if (compat.laterSystemAs === 'system') input.push({ role: 'system', content: entry.text });
-        else pushUser(input, wrapAsSystem(entry.text), compat);
+        if (compat.laterSystemAs === 'system') {
+          input.push({ role: 'system', content: entry.text });
+          if (entry.images?.length) pushUser(input, 'The images of the system message above:', compat, entry.images);
+        } else pushUser(input, wrapAsSystem(entry.text), compat, entry.images);
         break;
       case 'assistant':
         input.push(...assistantItems(entry));
         break;
       case 'tool_result':
-        input.push({ type: 'function_call_output', call_id: entry.callId, output: entry.text });
+        input.push({
+          type: 'function_call_output',
+          call_id: entry.callId,
+          output: entry.images?.length ? [...(entry.text === '' ? [] : [{ type: 'input_text' as const, text: entry.text }]), ...entry.images.map(imageContent)] : entry.text,
+        });
         break;
     }
   }
@@ -86,11 +95,21 @@ function reasoningItem(part: ReasoningEntry): ResponseInputItem {
   return part.raw as unknown as ResponseInputItem;
 }
 
-function pushUser(input: ResponseInputItem[], text: string, compat: OpenAICompat): void {
+function pushUser(input: ResponseInputItem[], text: string, compat: OpenAICompat, images: readonly SentImage[] = []): void {
+  if (images.length > 0) {
+    const content: ResponseInputContent[] = [...(text === '' ? [] : [{ type: 'input_text' as const, text }]), ...images.map(imageContent)];
+    input.push({ role: 'user', content });
+    return;
+  }
   const last = input.at(-1);
   if (compat.mergeUserMessages && last && 'role' in last && last.role === 'user' && !('type' in last) && typeof last.content === 'string') {
     last.content = `${last.content}\n\n${text}`;
     return;
   }
   input.push({ role: 'user', content: text });
+}
+
+/** An image as a Responses API input part: a `data:` URL, detail left to the API. */
+function imageContent(image: SentImage): ResponseInputImageContent & { detail: 'auto' } {
+  return { type: 'input_image', image_url: `data:${image.mediaType};base64,${image.data}`, detail: 'auto' };
 }
