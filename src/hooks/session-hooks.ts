@@ -165,9 +165,11 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks |
     },
     async stop(facts, signal) {
       let reason: string | undefined;
-      await runEach(matching('stop'), { event: 'stop', ...facts }, signal, (run) => {
+      await runEach(matching('stop'), { event: 'stop', ...facts }, signal, (run, config) => {
         if (run.code !== 2) return 'next';
         reason = run.stderr.trim() || 'a stop hook asked you to go on without saying why';
+        // The person sees why the run goes on after an answer.
+        options.report(`fence: stop hook "${shownCommand(config)}" sent the model back to work: ${reason.split('\n')[0] ?? ''}`);
         return 'stop';
       });
       return reason;
@@ -181,11 +183,15 @@ function joined(texts: readonly string[]): string | undefined {
   return kept.length === 0 ? undefined : kept.join('\n\n');
 }
 
+/** A hook's command line as a report quotes it: its words, cut to `SHOWN_COMMAND_CHARS`. */
+function shownCommand(config: HookConfig): string {
+  const words = config.command.join(' ');
+  return words.length > SHOWN_COMMAND_CHARS ? `${words.slice(0, SHOWN_COMMAND_CHARS - 1)}…` : words;
+}
+
 /** One line (and a few of stderr) about a hook that failed: it was ignored, and the run went on. */
 function failureLine(config: HookConfig, run: HookRun): string {
-  const words = config.command.join(' ');
-  const shown = words.length > SHOWN_COMMAND_CHARS ? `${words.slice(0, SHOWN_COMMAND_CHARS - 1)}…` : words;
-  const hook = `${config.event} hook "${shown}"`;
+  const hook = `${config.event} hook "${shownCommand(config)}"`;
   const what =
     run.kind === 'exited'
       ? `exited with code ${run.code}`

@@ -142,6 +142,7 @@ describeSandboxed('stop and prompt hooks', () => {
     expect(run.stdout.trim()).toBe('Now it is done.');
     expect(r.server.requests).toHaveLength(3);
     expect(requestText(r, 1)).toContain('A stop hook does not let this run end yet:\\nthe tests fail: fixed.txt is missing');
+    expect(run.stderr).toContain('sent the model back to work: the tests fail: fixed.txt is missing');
   });
 
   it('ends the run after three refusals, saying the stop hook kept refusing', { timeout: 120_000 }, async () => {
