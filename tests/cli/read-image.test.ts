@@ -208,3 +208,27 @@ describe('read of an image file', () => {
     expect(sentImages(cli.server.requests.at(-1)!)).toEqual([{ where: 'user', mediaType: 'image/png', data: sent.data }]);
   });
 });
+
+describe('an image attached to a prompt', () => {
+  it('is refused before any request for a model known to read text only, and nothing is logged', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    const result = await fence('openai/o3-mini', 'markdown', 'what is in @shot.png?');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('the model openai/o3-mini does not take images');
+    expect(cli.server.requests).toEqual([]);
+    const sessions = join(cli.dirs.home, 'sessions');
+    for (const id of readdirSync(sessions)) {
+      const log = readFileSync(join(sessions, id, 'conversation.jsonl'), 'utf8');
+      expect(log).not.toContain('what is in');
+    }
+  });
+
+  it('goes to a model that takes images, referred to in the log', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    cli.server.reply((r) => r.text('Blue.'));
+    const result = await fence('openai/gpt-5', 'markdown', 'what is in @shot.png?');
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(sentImages(cli.server.requests[0]!)).toEqual([{ where: 'user', mediaType: 'image/png', data: png.toString('base64') }]);
+  });
+});
