@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig } from '../config/config';
 import { trustNotice } from '../config/trust';
 import { fenceHome } from '../config/paths';
@@ -58,6 +58,9 @@ export function sandboxCheckCommand(options: { workspace?: string; sandbox?: San
   out(`denied: ${policy.denied.filter((path) => existsSync(path)).map(shown).join(', ') || 'nothing present here'}${absent.length > 0 ? `; and ${absent.length} more credential stores and paths, absent here (see docs/sandbox.md)` : ''}`);
   const inWorkspace = (path: string) => (path.startsWith(`${workspace.path}/`) ? path.slice(workspace.path.length + 1) : shown(path));
   out(`protected: ${policy.protected.map(inWorkspace).join(', ')}`);
+  // The readable exceptions but this check's own outputs folder: the user's skill folders.
+  const skills = policy.readable.filter((path) => !path.startsWith(`${resolve(fenceHome())}/`));
+  if (skills.length > 0) out(`read-only, though denied or writable around them: ${skills.map(shown).join(', ')} (skills)`);
   out(`git: ${describeRepository(policy, shown)}`);
   out(`network: ${policy.network === true ? "on, through fence's proxy (public addresses only)" : policy.network === false ? 'off' : `only ${policy.network.join(', ')}, through fence's proxy`}`);
   if (support.kind !== 'bubblewrap') return support.kind === 'none' ? 1 : 0;

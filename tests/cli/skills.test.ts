@@ -82,6 +82,9 @@ describe.skipIf(bubblewrapMissing)('skills through the built CLI', () => {
     expect(list.stdout).toMatch(new RegExp(`^webapp-testing  ${at.claude}\\n  Toolkit for interacting with and testing local web applications`, 'm'));
     expect(list.stdout).toContain(`problems:\n  skill ${join(at.claude, 'broken', 'SKILL.md')} is left out: its front matter has no description`);
 
+    const check = await fenceCommand(rig(), ['sandbox', 'check']);
+    expect(check.stdout).toContain(`read-only, though denied or writable around them: ${at.fence}, ~/.agents/skills, ~/.claude/skills (skills)`);
+
     const show = await fenceCommand(rig(), ['skills', 'show', 'webapp-testing']);
     expect(show.exitCode).toBe(0);
     expect(show.stdout).toContain('# Web Application Testing');
