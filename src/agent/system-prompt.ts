@@ -27,11 +27,11 @@ export interface SystemPromptInput {
 
 const HOW_TO_ACT: Record<ToolFormat, string[]> = {
   markdown: [
-    'You act by writing fenced code blocks whose language tag names a tool. fence runs the first complete tool block of your reply, stops reading your reply there, and answers with its result in the next message. Write one tool block per reply, then wait for its result.',
+    'You act by writing fenced code blocks whose language tag names a tool. fence runs the first complete tool block of your reply, stops reading there, and answers with its result in the next message: write one tool block per reply.',
     'Blocks tagged with anything that is not a tool (```ts, ```json …) are shown as text and not run.',
   ],
   xml: [
-    'You act by writing tool calls in XML: <tool-use><TOOL args="WORDS">BODY</TOOL></tool-use>. fence runs the first complete call of your reply, stops reading your reply there, and answers with its result in the next message. Write one call per reply, then wait for its result.',
+    'You act by writing tool calls in XML: <tool-use><TOOL args="WORDS">BODY</TOOL></tool-use>. fence runs the first complete call of your reply, stops reading there, and answers with its result in the next message: write one call per reply.',
     'The body is taken as written (< and & are fine); wrap a body that contains </TOOL> or </tool-use> in <![CDATA[...]]>. A <tool-use> inside a code block is shown as text and not run.',
   ],
   tool: [
@@ -54,7 +54,6 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
     [
       "You are fence, an autonomous coding agent working in a terminal on the user's machine.",
       ...HOW_TO_ACT[format],
-      'Long results are cut to their head and tail; the full text is saved and its path given.',
       input.auto
         ? 'Nobody is watching this run and nobody will answer questions: decide for yourself and keep going until the task is done and checked, then call complete with your final answer. Keep it short and say what you did.'
         : 'When the task is done, reply without any tool call: that reply is your final answer to the user. Keep it short and say what you did.',

@@ -28,7 +28,7 @@ export const appendTool = defineTool({
   name: 'append',
   description: 'Add lines at the end of a file, creating it if missing.',
   instructions: [
-    '`content` is added at the end of the file at `path`, on a new line and ending with a line break; a missing file is created.',
+    '`content` is added at the end of the file at `path`, on a new line and ending with a line break.',
     'To change existing lines, use patch.',
   ].join('\n'),
   example: { path: 'notes/log.md', content: '- 14:02 tests pass again\n' },

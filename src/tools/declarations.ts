@@ -9,11 +9,12 @@ interface TypeText {
   binding: Binding;
 }
 
-/** What rendering one schema carries along: the root (for `$ref`), the refs being expanded, the indentation. */
+/** What rendering one schema carries along: the root (for `$ref`), the refs being expanded, the indentation, whether properties get their comments. */
 interface RenderScope {
   root: unknown;
   expanding: ReadonlySet<string>;
   indent: string;
+  comments: boolean;
 }
 
 const INDENT = '  ';
@@ -40,14 +41,19 @@ const UNKNOWN: TypeText = { text: 'unknown', binding: 'atom' };
  * optional) and the result type taken verbatim from `returns` (`unknown` when absent). Tools
  * whose names are not JavaScript identifiers are declared as members of `declare const tools`.
  * Declarations are separated by a blank line; the text has no final line break. The output
- * depends on nothing but the tools, so it is the same on every call.
+ * depends on nothing but the tools (and `options`), so it is the same on every call.
+ * `options.described` leaves out the comments (the tool's description, its parameters') of the
+ * tools it returns true for: those the reader has just above in their own section of the
+ * prompt, whose instructions say what the parameters mean.
  */
-export function toolDeclarations(tools: readonly ToolSpec[]): string {
+export function toolDeclarations(tools: readonly ToolSpec[], options: { described?: (tool: ToolSpec) => boolean } = {}): string {
   const plain = tools.filter((tool) => isBindingName(tool.name));
   const quoted = tools.filter((tool) => !isBindingName(tool.name));
-  const parts = plain.map((tool) => `${docComment(tool.description, '')}declare function ${tool.name}${signature(tool, '')};`);
+  const comment = (tool: ToolSpec, indent: string) => (options.described?.(tool) ? '' : docComment(tool.description, indent));
+  const bare = (tool: ToolSpec) => options.described?.(tool) === true;
+  const parts = plain.map((tool) => `${comment(tool, '')}declare function ${tool.name}${signature(tool, '', !bare(tool))};`);
   if (quoted.length > 0) {
-    const members = quoted.map((tool) => `${docComment(tool.description, INDENT)}${INDENT}${JSON.stringify(tool.name)}${signature(tool, INDENT)};`);
+    const members = quoted.map((tool) => `${comment(tool, INDENT)}${INDENT}${JSON.stringify(tool.name)}${signature(tool, INDENT, !bare(tool))};`);
     const note = docComment('Tools whose names are not identifiers: call them as tools["name"]({ ... }).', '');
     parts.push(`${note}declare const tools: {\n${members.join('\n')}\n};`);
   }
@@ -68,12 +74,13 @@ export function toolDeclarations(tools: readonly ToolSpec[]): string {
  * indented by `indent` plus two spaces a level. Never throws, whatever `schema` is.
  */
 export function jsonSchemaToTypeScript(schema: unknown, indent = ''): string {
-  return render(schema, { root: schema, expanding: new Set(), indent }).text;
+  return render(schema, { root: schema, expanding: new Set(), indent, comments: true }).text;
 }
 
-function signature(tool: ToolSpec, indent: string): string {
+function signature(tool: ToolSpec, indent: string, comments: boolean): string {
   const parameters = z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' });
-  return `(args: ${jsonSchemaToTypeScript(parameters, indent)}): Promise<${tool.returns ?? 'unknown'}>`;
+  const type = render(parameters, { root: parameters, expanding: new Set(), indent, comments }).text;
+  return `(args: ${type}): Promise<${tool.returns ?? 'unknown'}>`;
 }
 
 function render(schema: unknown, scope: RenderScope): TypeText {
@@ -158,7 +165,7 @@ function renderObject(schema: Record<string, unknown>, scope: RenderScope): Type
   const members: { comment: string | undefined; text: string }[] = [];
   for (const [name, property] of Object.entries(properties ?? {})) {
     const optional = required.has(name) ? '' : '?';
-    members.push({ comment: propertyComment(property), text: `${propertyKey(name)}${optional}: ${render(property, inner).text}` });
+    members.push({ comment: scope.comments ? propertyComment(property) : undefined, text: `${propertyKey(name)}${optional}: ${render(property, inner).text}` });
   }
   const extra = schema.additionalProperties ?? (properties === undefined ? true : false);
   const index = extra === false ? undefined : render(extra, inner);

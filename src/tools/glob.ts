@@ -93,7 +93,7 @@ export const globTool = defineTool({
   instructions: [
     'In `pattern`, * matches within one folder name, ** any number of folders, {a,b} either word.',
     'You get matching files (not folders), one workspace-relative path per line, sorted; hidden files only when the pattern spells the dot (.github/**).',
-    `node_modules/ and .git/ are skipped unless the pattern names them; at most ${GLOB_LIMIT} paths are listed.`,
+    'node_modules/ and .git/ are skipped unless the pattern names them.',
   ].join('\n'),
   example: { pattern: 'src/**/*.test.ts' },
   blockTypes: ['glob'],

@@ -84,7 +84,7 @@ export const grepTool = defineTool({
   instructions: [
     '`pattern` is a JavaScript regular expression on one line (spaces are part of it), case-sensitive: write [Tt]odo for either case; escape ( . [ with a backslash.',
     'You get one `path:line: text` line per match in `path` (a file or folder; leave it out for the whole workspace).',
-    `Skips binary files, files over 2 MB, hidden files, node_modules/ and .git/ unless \`path\` is inside them; lists at most ${GREP_MATCH_LIMIT} matches, lines cut to ${GREP_LINE_CHARS} characters.`,
+    `Skips binary files, files over 2 MB, hidden files, node_modules/ and .git/ unless \`path\` is inside them; lines are cut to ${GREP_LINE_CHARS} characters.`,
   ].join('\n'),
   example: { path: 'src', pattern: 'function \\w+Tool\\(' },
   blockTypes: ['grep'],

@@ -99,9 +99,9 @@ const items = z.preprocess(
  */
 export const planTool = defineTool({
   name: PLAN_TOOL,
-  description: 'Keep a checklist for a task of several steps; update it as you go.',
-  instructions: 'Each call replaces the whole list. Keep one item in progress; mark items done as you finish them.',
-  example: { items: '[x] Find where dates are parsed\n[~] Fix the time zone bug\n[ ] Add a test' },
+  description: 'Keep a checklist for a task of several steps, updated as you go.',
+  instructions: 'Each call replaces the whole list; keep one item in progress.',
+  example: { items: '[x] Find the bug\n[~] Fix it\n[ ] Add a test' },
   blockTypes: ['plan'],
   parameters: z.object({ items }),
   block: { content: 'items' },

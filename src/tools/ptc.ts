@@ -109,6 +109,8 @@ export interface PtcToolOptions {
  * a sentence sending the model to `describe` for their parameters, then the hidden ones
  * counted by group. With `native`, the tools the model has definitions of (direct, not hidden)
  * come first, by name and result type only: their definitions already give their arguments.
+ * Otherwise a declared tool the prompt lists in full (direct, with a block form) is declared
+ * without its description, which its own section gives just above.
  */
 export function programToolListing(tools: readonly ToolSpec[], native = false): string[] {
   const defined = native ? tools.filter((tool) => tool.callers.includes('direct') && !tool.hidden) : [];
@@ -121,7 +123,8 @@ export function programToolListing(tools: readonly ToolSpec[], native = false): 
     const named = defined.map((tool) => (tool.returns ? `${tool.name} → ${tool.returns}` : tool.name));
     lines.push(`Your tools, with the arguments their definitions give (→ what a program gets back): ${named.join(', ')}.`);
   }
-  if (full.length > 0) lines.push(...(defined.length > 0 ? ['And these:'] : []), '```ts', toolDeclarations(full), '```');
+  const described = (tool: ToolSpec) => !native && tool.callers.includes('direct') && tool.blockTypes.length > 0;
+  if (full.length > 0) lines.push(...(defined.length > 0 ? ['And these:'] : []), '```ts', toolDeclarations(full, { described }), '```');
   if (brief.length > 0) {
     lines.push(
       `${full.length > 0 ? 'More tools' : 'Tools'}, listed by name only: the ${DESCRIBE_TOOL} tool gives a tool's parameters and result; describe one before a program calls it.`,
@@ -144,7 +147,7 @@ export function createPtcTool(options: PtcToolOptions) {
     name: 'ptc',
     description: 'Run a short JavaScript program that calls tools, for loops, parallel calls and aggregation.',
     instructions: [
-      'Use it when a task needs several tool calls: a loop, parallel reads, filtering or totals. The program (`code`) runs in a sandbox; only what it prints and its top-level `return` value come back to you, so keep large data inside it.',
+      'The program (`code`) runs in a sandbox; only what it prints and its top-level `return` value come back to you, so keep large data inside it.',
       'Each tool is an async function of one object argument: `await read({ path: "a.txt" })`, also `tools.read(...)`; a failed or refused call throws an Error.',
       'Globals: print(...) and console.log(...) write output; gather(promises) runs calls in parallel; unique(array); store(key, value) and load(key) keep JSON values for later programs. No file system, network, require or import: use the tools.',
       'Start the program with a comment saying what it is for: `// intent: <purpose>`. Inputs worth changing may follow as `// param name: type = default` (read as `args.name`).',

@@ -27,7 +27,7 @@ export function createPythonTool(options: PythonToolOptions = {}) {
     name: 'python',
     description: 'Run Python code in a persistent kernel.',
     instructions: [
-      'Runs `code` as a cell of a Python kernel that lives for the whole session: variables, imports and functions persist.',
+      'Each `code` is a cell of one kernel that lives for the whole session: variables, imports and functions persist.',
       'A final expression is shown as `Out: <repr>`; print anything else. Top-level `await` works; IPython syntax too when installed. stdin is empty.',
       'Program tools are functions here: `read(path="a.txt")` returns its value or raises `ToolError`; `await gather(tools.read(path="a"), tools.read(path="b"))` runs calls in parallel.',
       `A cell may run for ${seconds(timeoutMs)}, then it is interrupted (KeyboardInterrupt; variables kept). A cell that does not stop or crashes Python restarts the kernel: ${STATE_LOST.replace(/\.$/, '')}.`,

@@ -30,7 +30,6 @@ export const saveTool = defineTool({
   instructions: [
     '`content` becomes the whole new content of the file at `path`; missing folders are created.',
     'An existing file is replaced entirely, so never save a partial file: to change part of a file, use patch.',
-    'The file always ends with a line break; a CRLF file keeps CRLF.',
   ].join('\n'),
   example: { path: 'notes/todo.md', content: '# Todo\n- write the tests\n' },
   blockTypes: ['save'],

@@ -62,8 +62,8 @@ export function createShellTool(options: ShellToolOptions = {}) {
     name: 'shell',
     description: 'Run commands in a persistent bash shell, and answer those that wait for input.',
     instructions: [
-      'Runs `command` in one bash shell that lives for the whole session: the working folder, variables and functions persist.',
-      'Prefer flags that avoid questions (`-y`, `--no-input`). A command that reads the terminal (a prompt, `read`, a REPL) is reported as waiting for input; answer it with options `input` (`command` is typed, then Enter), or run another command to stop it.',
+      'The shell lives for the whole session: the working folder, variables and functions persist.',
+      'Prefer flags that avoid questions (`-y`, `--no-input`). A command that reads the terminal (a prompt, a REPL) is reported as waiting; answer it with options `input` (`command` is typed, then Enter), or run another command to stop it.',
       `A call may run for ${seconds(defaultTimeoutMs)}, then it is interrupted; options \`timeout=<seconds>\` set another limit (up to 24 h).`,
       'Run servers in the background with output to a file (`cmd > server.log 2>&1 &`) and read the file later; background jobs end with the session.',
     ].join('\n'),

@@ -90,7 +90,6 @@ describe('buildSystemPrompt', () => {
         [
           "You are fence, an autonomous coding agent working in a terminal on the user's machine.",
           'You act by calling the tools you are given. Several calls in one reply run in order, and each is answered by its result.',
-          'Long results are cut to their head and tail; the full text is saved and its path given.',
           'When the task is done, reply without any tool call: that reply is your final answer to the user. Keep it short and say what you did.',
         ].join('\n'),
         '# Context',

@@ -35,6 +35,18 @@ describe('toolDeclarations', () => {
     );
   });
 
+  it('leaves out every comment of the tools the reader has described already, and only theirs', () => {
+    const described = fakeTool('count', z.object({ path: z.string().describe('The file to count'), limit: z.number().default(10) }), { returns: 'number' });
+    const other = fakeTool('sum', z.object({ a: z.number().describe('The first number') }));
+    expect(toolDeclarations([described, other], { described: (tool) => tool.name === 'count' })).toBe(
+      [
+        'declare function count(args: { path: string; limit?: number }): Promise<number>;',
+        '',
+        '/** The sum tool. */\ndeclare function sum(args: {\n  /** The first number */\n  a: number;\n}): Promise<unknown>;',
+      ].join('\n'),
+    );
+  });
+
   it('declares every tool given, in the given order, whoever its callers are', () => {
     const tools = [fakeTool('zeta', z.object({})), saveTool as ToolSpec, fakeTool('alpha', z.object({}))];
     const text = toolDeclarations(tools);

@@ -161,11 +161,15 @@ describe('createPtcTool', () => {
     expect(ptcTool({ tools: builtinTools().filter((t) => t.name === 'save') }).mutating).toBe(true);
   });
 
-  it('shows the TypeScript declarations of the eligible tools in its instructions', () => {
+  it('shows the TypeScript declarations of the eligible tools in its instructions, bare for those the prompt describes', () => {
     const lookup = fakeTool({ name: 'lookup', callers: ['program'] }).spec;
     const tool = ptcTool({ tools: [...fileTools, lookup] });
-    expect(tool.instructions).toContain(['The tools programs can call:', '```ts', toolDeclarations([...fileTools, lookup]), '```'].join('\n'));
-    expect(tool.instructions).toMatch(/declare function read\(args: \{\n.*\n {2}path: string;\n\}\): Promise<string \| string\[\]>;/);
+    const described = (spec: ToolSpec) => spec.callers.includes('direct') && spec.blockTypes.length > 0;
+    expect(tool.instructions).toContain(['The tools programs can call:', '```ts', toolDeclarations([...fileTools, lookup], { described }), '```'].join('\n'));
+    // read has its own section of the prompt: its declaration repeats neither its description nor its parameters'.
+    expect(tool.instructions).toContain('\ndeclare function read(args: { path: string }): Promise<string | string[]>;');
+    expect(tool.instructions).not.toContain(`/** ${fileTools.find((spec) => spec.name === 'read')?.description} */`);
+    // A tool only programs call is declared whole: this is where the model learns of it.
     expect(tool.instructions).toContain('/** The lookup tool, for tests. */\ndeclare function lookup(args: { path: string }): Promise<unknown>;');
     expect(tool.instructions).toContain('// intent:');
   });
