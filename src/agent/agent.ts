@@ -19,7 +19,7 @@ import { compactedView, compactionEnd, summarize } from './compaction';
 import { completeReminder } from './plan-notes';
 import { fitToWindow } from './context-window';
 import { attachImages, noImagesError, storeImages, withImageData } from './message-images';
-import { messageImageTokens } from '../images/image-tokens';
+import { messageImageTokens } from '../llm/image-tokens';
 import { prepareCalls, replyMessage, type PreparedCall } from './reply-message';
 import { hooksBeforePrompt, stopHookVerdict, type RunHooks } from './run-hooks';
 import { streamReply, type Reply, type ReplyEvent } from './stream-reply';

@@ -1,5 +1,5 @@
 import type { Message } from '../conversation/message';
-import { messageImageTokens } from '../images/image-tokens';
+import { messageImageTokens } from '../llm/image-tokens';
 import { truncateOutput } from '../tools/truncate-output';
 
 /** How {@link fitToWindow} measures a request and what it may leave out. */

@@ -1,4 +1,5 @@
 import type { Message, Usage } from '../conversation/message';
+import { messageImageTokens } from './image-tokens';
 
 /**
  * A rough token count for text of `chars` characters: one token for every four, rounded up.
@@ -13,9 +14,10 @@ export function estimateTokens(text: string): number {
   return tokensForChars(text.length);
 }
 
-/** A rough token count of the messages of a request: the characters of their contents, by four. */
+/** A rough token count of the messages of a request: the characters of their contents, by four, and their images (see `imageTokens`). */
 export function estimateMessageTokens(messages: readonly Message[]): number {
-  return tokensForChars(messages.reduce((sum, message) => sum + message.content.length, 0));
+  const images = messages.reduce((sum, message) => sum + messageImageTokens(message.meta?.images), 0);
+  return tokensForChars(messages.reduce((sum, message) => sum + message.content.length, 0)) + images;
 }
 
 /**

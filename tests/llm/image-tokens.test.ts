@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { anthropicImageTokens, imageTokens, messageImageTokens, openaiImageTokens } from '../../src/images/image-tokens';
+import { anthropicImageTokens, imageTokens, messageImageTokens, openaiImageTokens } from '../../src/llm/image-tokens';
 
 describe('image token costs', () => {
   it("counts Anthropic's width × height / 750", () => {
