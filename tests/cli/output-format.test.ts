@@ -206,6 +206,19 @@ describe('stream-json writer', () => {
     ]);
   });
 
+  it('follows a plan call that set the checklist with a plan line of all its items, and a refused one with none', () => {
+    const { writer, lines } = collect();
+    writer.start(start);
+    const use: ToolUse = { tool: 'plan', args: [], content: '[~] Fix it', format: 'markdown', start: 0, end: 0 };
+    const plan = [{ text: 'Fix it', status: 'in_progress' }];
+    writer.event({ type: 'tool_end', use, outcome: { tool: 'plan', result: { output: 'Plan (0 of 1 done):\n[~] Fix it', value: plan, details: { plan } } } });
+    writer.event({ type: 'tool_end', use, outcome: { tool: 'plan', result: { output: 'Invalid input for plan: …', isError: true } } });
+    // Another tool's details never make a plan line.
+    writer.event({ type: 'tool_end', use: { ...use, tool: 'read' }, outcome: { tool: 'read', result: { output: 'x', details: { plan } } } });
+    expect(lines().slice(1).map((line) => (line as { type: string }).type)).toEqual(['tool_result', 'plan', 'tool_result', 'tool_result']);
+    expect(lines()[2]).toEqual({ type: 'plan', session_id: 's1', items: [{ text: 'Fix it', status: 'in_progress' }] });
+  });
+
   it('keeps every line one line of valid JSON whatever the tool wrote: lone surrogates, line separators, control characters', () => {
     const { writer, raw, lines } = collect();
     const odd = 'bad \ud800 half \udfff\r\nnext\u2028para\u2029\u0000\u001b[31mred\u007f';
@@ -274,6 +287,12 @@ describe('jsonResult', () => {
         '"usage":{"input_tokens":9,"output_tokens":1,"cache_read_tokens":2,"cache_write_tokens":3,"estimated":false},' +
         '"cost_usd":null,"duration_ms":4210,"error":"stopped after 50 model requests (--max-turns)"}\n',
     );
+  });
+
+  it('ends with the plan when the session has one, each item as text and status', () => {
+    const line = jsonResult({ ...summary, error: 'x', plan: [{ text: 'Add a test', status: 'pending' }] });
+    expect(line.endsWith(',"error":"x","plan":[{"text":"Add a test","status":"pending"}]}\n')).toBe(true);
+    expect(JSON.parse(jsonResult(summary))).not.toHaveProperty('plan');
   });
 
   it('leaves error out when there is none', () => {
