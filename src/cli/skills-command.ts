@@ -40,6 +40,7 @@ export async function listSkillsCommand(options: SkillsOptions, out: Out = stdou
   for (const skill of catalog.skills) {
     out(`${skill.name}  ${visibleLine(skill.root)}`);
     out(`  ${visibleLine(cut(skill.description.replace(/\s+/g, ' '), LISTED_CHARS))}`);
+    for (const note of skill.notes ?? []) out(`  note: ${note}`);
   }
   for (const { skill, by } of catalog.shadowed) {
     out(`${skill.name}  ${visibleLine(skill.root)}  (shadowed by the one in ${visibleLine(by.root)})`);

@@ -17,6 +17,8 @@ export interface Skill extends SkillFields {
   folder: string;
   /** Its `SKILL.md`, `<folder>/SKILL.md`: what the model reads to use it. */
   file: string;
+  /** What it does not follow of the format, though it is used (see `SkillFileReading`). */
+  notes?: string[];
 }
 
 /** A skill left out because one of the same name comes first. */
@@ -75,7 +77,7 @@ export async function findSkills(roots: readonly SkillRoot[], workspace?: string
         leftOut(reading.problem);
         continue;
       }
-      const skill: Skill = { ...reading.fields, scope: root.scope, root: root.folder, folder, file };
+      const skill: Skill = { ...reading.fields, scope: root.scope, root: root.folder, folder, file, ...(reading.notes ? { notes: reading.notes } : {}) };
       const first = taken.get(skill.name);
       if (first) catalog.shadowed.push({ skill, by: first });
       else taken.set(skill.name, skill);

@@ -1,3 +1,5 @@
+import { parseSimpleFrontMatter } from './simple-front-matter';
+
 /**
  * A skill's `SKILL.md`, as the Agent Skills format has it: YAML front matter between two `---`
  * lines, then the instructions in markdown. Only the front matter is read here; the body is
@@ -25,8 +27,11 @@ export interface SkillFields {
   metadata?: Record<string, string>;
 }
 
-/** A `SKILL.md` read: its fields, or the one reason it cannot be used (a sentence part, no file name). */
-export type SkillFileReading = { kind: 'skill'; fields: SkillFields } | { kind: 'problem'; problem: string };
+/**
+ * A `SKILL.md` read: its fields, with `notes` on what it does not follow of the format yet
+ * can be used with; or the one reason it cannot be used (sentence parts, no file name).
+ */
+export type SkillFileReading = { kind: 'skill'; fields: SkillFields; notes?: string[] } | { kind: 'problem'; problem: string };
 
 /**
  * The YAML text of `text`'s front matter: what lies between a first line `---` and the next
@@ -43,9 +48,10 @@ export function frontMatterOf(text: string): { yaml: string } | { problem: strin
 /**
  * Checks front matter already parsed from YAML (`data`) against the format, for a skill in the
  * folder `folderName`: `name` (lowercase letters, digits and single hyphens, at most
- * `MAX_NAME_CHARS`, the folder's name) and `description` (text of at most
- * `MAX_DESCRIPTION_CHARS`) are required; `license`, `compatibility`, `allowed-tools` and
- * `metadata` are checked when present; other keys are left alone. Gives the first problem found.
+ * `MAX_NAME_CHARS`, the folder's name) and `description` (text) are required; `license`,
+ * `compatibility`, `allowed-tools` and `metadata` are checked when present; other keys are
+ * left alone. Gives the first problem found. A description over `MAX_DESCRIPTION_CHARS` is
+ * kept with a note: published skills exceed it, and listings cut descriptions anyway.
  */
 export function checkFields(data: unknown, folderName: string): SkillFileReading {
   const problem = (text: string): SkillFileReading => ({ kind: 'problem', problem: text });
@@ -61,7 +67,7 @@ export function checkFields(data: unknown, folderName: string): SkillFileReading
   if (description === undefined || description === null) return problem('its front matter has no description');
   if (typeof description !== 'string') return problem('its description is not text');
   if (description.trim() === '') return problem('its description is empty');
-  if (description.length > MAX_DESCRIPTION_CHARS) return problem(`its description is longer than ${MAX_DESCRIPTION_CHARS} characters`);
+  const notes = description.length > MAX_DESCRIPTION_CHARS ? [`its description is longer than ${MAX_DESCRIPTION_CHARS} characters, the format's limit`] : [];
   const skill: SkillFields = { name, description: description.trim() };
   for (const key of ['license', 'compatibility'] as const) {
     const value = fields[key];
@@ -81,17 +87,19 @@ export function checkFields(data: unknown, folderName: string): SkillFileReading
     if (typeof metadata !== 'object' || Array.isArray(metadata)) return problem('its metadata is not a set of key: value lines');
     skill.metadata = Object.fromEntries(Object.entries(metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
   }
-  return { kind: 'skill', fields: skill };
+  return notes.length > 0 ? { kind: 'skill', fields: skill, notes } : { kind: 'skill', fields: skill };
 }
 
 /**
  * Reads the text of a `SKILL.md` in the folder `folderName`: its front matter split off,
- * parsed as YAML (the `yaml` package, loaded only now: most sessions have no skill) and
- * checked (see `checkFields`). A YAML error is given by its first line. Never throws.
+ * read as plain `key: text` lines when it is only that (see `parseSimpleFrontMatter`), else
+ * parsed as YAML (the `yaml` package, loaded only then), and checked (see `checkFields`). A YAML error is given by its first line. Never throws.
  */
 export async function readSkillText(text: string, folderName: string): Promise<SkillFileReading> {
   const front = frontMatterOf(text);
   if ('problem' in front) return { kind: 'problem', problem: front.problem };
+  const simple = parseSimpleFrontMatter(front.yaml);
+  if (simple) return checkFields(simple, folderName);
   const { parse } = await import('yaml');
   let data: unknown;
   try {

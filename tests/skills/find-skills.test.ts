@@ -78,6 +78,14 @@ describe('findSkills', () => {
     ]);
   });
 
+  it('keeps a skill whose description is over the limit, with a note', async () => {
+    const agents = join(home, '.agents', 'skills');
+    writeSkill(agents, 'wordy', `---\nname: wordy\ndescription: ${'long '.repeat(300)}\n---\n`);
+    const catalog = await findSkills(userSkillRoots({ home, env }));
+    expect(catalog.problems).toEqual([]);
+    expect(catalog.skills.map((s) => [s.name, s.notes])).toEqual([['wordy', ["its description is longer than 1024 characters, the format's limit"]]]);
+  });
+
   it("follows a link in the user's folders, but not a project's skill that leads outside the workspace", async () => {
     const elsewhere = writeSkill(join(root, 'elsewhere'), 'linked');
     mkdirSync(join(home, '.agents', 'skills'), { recursive: true });
