@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { trustWorkspace } from '../../src/config/trust';
+import { runFence } from '../support/run-cli';
 import { block, bubblewrapMissing, everythingSent, fenceIn, KEY_MARKER, script, sessionLog, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 
 /**
@@ -102,6 +102,22 @@ describeSandboxed('hooks around tool calls', () => {
     const [result] = toolResults(r);
     expect(result?.content).toContain('read was refused by a pre_tool hook; it did not run: no reading today');
     expect(everythingSent(r)).not.toContain('secret plans');
+  });
+
+  it("refuses Python's calls to the tools too, and lets through those it does not match", { timeout: 120_000 }, async () => {
+    const r = rig();
+    userHooks(r, `[[hooks]]\nevent = "pre_tool"\ntool = "read"\nresource = "secrets/**"\ncommand = ["sh", "-c", "echo 'not the secrets' >&2; exit 2"]\n`);
+    mkdirSync(join(r.workspace, 'secrets'));
+    writeFileSync(join(r.workspace, 'secrets', 'key.txt'), 'hunter2\n');
+    writeFileSync(join(r.workspace, 'notes.txt'), 'public notes\n');
+    const code = ['print(read(path="notes.txt").strip())', 'try:', '    read(path="secrets/key.txt")', 'except ToolError as error:', '    print("refused:", error)'].join('\n');
+    script(r, [block('python', code), 'Done.']);
+    const run = await fenceIn(r, ['-n', 'read']);
+    expect(run.exitCode).toBe(0);
+    const [result] = toolResults(r);
+    expect(result?.content).toContain('public notes');
+    expect(result?.content).toContain('refused: read was refused by a pre_tool hook; it did not run: not the secrets');
+    expect(everythingSent(r)).not.toContain('hunter2');
   });
 
   it('goes on when a hook hangs (stopped at its timeout) or exits with another code, and says so', { timeout: 120_000 }, async () => {
@@ -246,7 +262,10 @@ describeSandboxed("a project's hooks", () => {
     expect(existsSync(mark)).toBe(false);
     expect(requestText(r, 0)).not.toContain('project context');
 
-    trustWorkspace(r.workspace, r.fenceHome);
+    const trust = await runFence(['trust'], { cwd: r.workspace, env: r.env });
+    expect(trust.exitCode).toBe(0);
+    expect(trust.stdout).toContain('hook at session_start: runs ./mark.sh (inside the sandbox)');
+    expect(trust.stdout).toContain('files of this folder its commands run: mark.sh (a change to one asks again)');
     script(r, ['Hello.']);
     const trusted = await fenceIn(r, ['-n', 'hi']);
     expect(trusted.exitCode).toBe(0);
