@@ -198,13 +198,14 @@ function buildSchemas(): ConfigFileSchemas {
     output_per_mtok: nonNegativeNumber.optional(),
     cache_read_per_mtok: nonNegativeNumber.optional(),
     cache_write_per_mtok: nonNegativeNumber.optional(),
+    images: z.boolean({ error: expected('true or false') }).optional(),
   } satisfies Record<keyof typeof MODEL_KEYS, z.ZodType>;
 
   const modelSchema = tomlTable(modelShape).transform((table) => {
     const info: ModelInfo = {};
     for (const [key, name] of Object.entries(MODEL_KEYS)) {
       const value = table[key as keyof typeof table];
-      if (value !== undefined) info[name] = value;
+      if (value !== undefined) Object.assign(info, { [name]: value });
     }
     return info;
   });

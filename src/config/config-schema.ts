@@ -182,6 +182,7 @@ export const MODEL_KEYS = {
   output_per_mtok: 'outputPerMTok',
   cache_read_per_mtok: 'cacheReadPerMTok',
   cache_write_per_mtok: 'cacheWritePerMTok',
+  images: 'images',
 } as const satisfies Record<string, keyof ModelInfo>;
 
 /** The providers a `[providers.<name>]` table may be written for: those that speak more than one API. */

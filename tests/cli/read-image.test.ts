@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkToolCallPairing, type RecordedRequest, type WireItem, type WireMessage } from '../support/fake-llm';
@@ -222,6 +222,23 @@ describe('an image attached to a prompt', () => {
       const log = readFileSync(join(sessions, id, 'conversation.jsonl'), 'utf8');
       expect(log).not.toContain('what is in');
     }
+  });
+
+  it('is refused for a model the configuration says reads text only (images = false)', async () => {
+    const xdg = join(dirname(cli.dirs.workspace), 'xdg');
+    mkdirSync(join(xdg, 'fence'), { recursive: true });
+    writeFileSync(join(xdg, 'fence', 'config.toml'), '[models."local/test"]\nimages = false\n');
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    const result = await fence('local/test', 'markdown', 'what is in @shot.png?', { XDG_CONFIG_HOME: xdg });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('the model local/test does not take images');
+    expect(cli.server.requests).toEqual([]);
+    // Without that line the same model is taken to read images.
+    writeFileSync(join(xdg, 'fence', 'config.toml'), '');
+    cli.server.reply((r) => r.text('Blue.'));
+    const taken = await fence('local/test', 'markdown', 'what is in @shot.png?', { XDG_CONFIG_HOME: xdg });
+    expect(taken.exitCode, taken.stderr).toBe(0);
+    expect(sentImages(cli.server.requests[0]!)).toHaveLength(1);
   });
 
   it('goes to a model that takes images, referred to in the log', async () => {
