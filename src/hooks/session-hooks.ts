@@ -40,7 +40,10 @@ export interface SessionHooks {
    * (for the person), else their stdout joined as `context` for the model.
    */
   prompt(prompt: string, signal?: AbortSignal): Promise<{ refused: string } | { context?: string }>;
-  /** Runs the matching `pre_tool` hooks: the first exit 2's reason, else undefined (the call runs). */
+  /**
+   * Runs the matching `pre_tool` hooks: the first exit 2's reason, else undefined (the call
+   * runs). A call whose hooks `signal` stopped is refused too.
+   */
   beforeTool(call: HookedCall, signal?: AbortSignal): Promise<string | undefined>;
   /**
    * Runs the matching `post_tool` hooks after a call ran: their stdout (and an exit 2's stderr),
@@ -88,8 +91,8 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks |
       return !resource || (call.resource !== undefined && resource(call.resource));
     });
 
-  /** Runs each hook in turn until `decide` says to stop; reports the failures. */
-  const runEach = async (hooks: readonly ReadyHook[], facts: HookFacts, signal: AbortSignal | undefined, decide: (run: Extract<HookRun, { kind: 'exited' }>, config: HookConfig) => 'next' | 'stop') => {
+  /** Runs each hook in turn until `decide` says to stop; reports the failures. `stopped` when `signal` stopped one. */
+  const runEach = async (hooks: readonly ReadyHook[], facts: HookFacts, signal: AbortSignal | undefined, decide: (run: Extract<HookRun, { kind: 'exited' }>, config: HookConfig) => 'next' | 'stop'): Promise<'stopped' | undefined> => {
     const input = JSON.stringify(hookInput({ sessionId: options.sessionId(), workspace: options.workspace }, facts));
     for (const { config } of hooks) {
       const run = await runHook(
@@ -103,7 +106,7 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks |
         input,
         signal,
       );
-      if (run.kind === 'stopped') return;
+      if (run.kind === 'stopped') return 'stopped';
       if (run.kind !== 'exited') {
         options.report(failureLine(config, run));
         continue;
@@ -112,8 +115,9 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks |
         options.report(failureLine(config, run));
         continue;
       }
-      if (decide(run, config) === 'stop') return;
+      if (decide(run, config) === 'stop') return undefined;
     }
+    return undefined;
   };
 
   let started: Promise<string | undefined> | undefined;
@@ -148,12 +152,13 @@ export function createSessionHooks(options: SessionHooksOptions): SessionHooks |
     },
     async beforeTool(call, signal) {
       let refused: string | undefined;
-      await runEach(matching('pre_tool', call), { event: 'pre_tool', ...call }, signal, (run) => {
+      const stopped = await runEach(matching('pre_tool', call), { event: 'pre_tool', ...call }, signal, (run) => {
         if (run.code !== 2) return 'next';
         refused = run.stderr.trim() || 'a pre_tool hook refused it without saying why';
         return 'stop';
       });
-      return refused;
+      // A call whose hooks did not all answer does not run.
+      return stopped ? 'the run was stopped while its pre_tool hooks ran' : refused;
     },
     async afterTool(call, signal) {
       const printed: string[] = [];
