@@ -21,6 +21,13 @@ export const IMAGE_LONG_EDGE = 1568;
  */
 export const IMAGE_SENT_LIMIT_BYTES = 3_750_000;
 
+/**
+ * The most pixels an image may have to be decoded at all: a small file can claim (and
+ * compress) a huge image, whose decoding would take gigabytes. 128 million pixels still takes
+ * the photos of a 108-megapixel phone camera.
+ */
+export const IMAGE_PIXEL_LIMIT = 128_000_000;
+
 /** An image checked, decoded and made ready to send (see `prepareImage`). */
 export interface PreparedImage {
   /** The bytes to send: the file's own when it needed no change, else the scaled or re-encoded image. */
@@ -91,9 +98,11 @@ export async function prepareImageBytes(bytes: Buffer, name: string): Promise<Pr
     return { error: `${name} cannot be read: the image library did not load (${error instanceof Error ? error.message : String(error)}).` };
   }
   try {
-    const input = () => sharp(bytes, { failOn: 'error', animated: false });
-    const meta = await input().metadata();
+    const input = () => sharp(bytes, { failOn: 'error', animated: false, limitInputPixels: IMAGE_PIXEL_LIMIT });
+    // The header alone, whatever size it claims: the limit is checked just below, with the size named.
+    const meta = await sharp(bytes, { failOn: 'error', limitInputPixels: false }).metadata();
     if (!meta.width || !meta.height) return { error: damaged };
+    if (meta.width * meta.height > IMAGE_PIXEL_LIMIT) return { error: tooManyPixels(name, meta.width, meta.height) };
     const turned = meta.orientation !== undefined && meta.orientation >= 5;
     const width = turned ? meta.height : meta.width;
     const height = turned ? meta.width : meta.height;
@@ -119,7 +128,7 @@ export async function prepareImageBytes(bytes: Buffer, name: string): Promise<Pr
     return finish(out.data, mediaType, out.info.width, out.info.height, original, name);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/pixel limit/i.test(message)) return { error: `${name} has too many pixels to decode.` };
+    if (/pixel limit/i.test(message)) return { error: `${name} has too many pixels to decode (at most ${IMAGE_PIXEL_LIMIT / 1_000_000} million are taken).` };
     return { error: damaged };
   }
 }
@@ -149,6 +158,10 @@ async function encode(pipeline: Sharp, type: ImageMediaType, quality: number) {
 function finish(bytes: Buffer, mediaType: ImageMediaType, width: number, height: number, original: PreparedImage['original'], name: string): PreparedImage {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   return { bytes, mediaType, width, height, sha256, original, name };
+}
+
+function tooManyPixels(name: string, width: number, height: number): string {
+  return `${name} is ${width}×${height} pixels, too many to decode (at most ${IMAGE_PIXEL_LIMIT / 1_000_000} million are taken).`;
 }
 
 function sizeProblem(name: string, size: number): string | undefined {

@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { describeImage, IMAGE_SENT_LIMIT_BYTES, isPrepared, prepareImage, prepareImageBytes, type PreparedImage } from '../../src/images/prepare-image';
@@ -85,5 +86,43 @@ describe('prepareImage', () => {
     writeFileSync(join(dir, 'huge.png'), '');
     truncateSync(join(dir, 'huge.png'), 21 * 1024 * 1024);
     expect(await prepareImage(join(dir, 'huge.png'), { name: 'huge.png' })).toEqual({ error: 'huge.png is too large (21 MB; images up to 20 MB are taken).' });
+  });
+});
+
+/** A PNG chunk: length, type, data and the CRC of type and data. */
+function chunk(type: string, data: Buffer): Buffer {
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+function crc32(bytes: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+describe('an image that claims more pixels than it is worth decoding', () => {
+  it('is refused from its header, before it is decoded', async () => {
+    const header = Buffer.alloc(13);
+    header.writeUInt32BE(12_000, 0);
+    header.writeUInt32BE(12_000, 4);
+    header.set([8, 2, 0, 0, 0], 8);
+    const bomb = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', header),
+      chunk('IDAT', deflateSync(Buffer.alloc(12_000 * 3 + 1))),
+      chunk('IEND', Buffer.alloc(0)),
+    ]);
+    expect(bomb.length).toBeLessThan(10_000);
+    expect(await prepareImageBytes(bomb, 'bomb.png')).toEqual({
+      error: 'bomb.png is 12000×12000 pixels, too many to decode (at most 128 million are taken).',
+    });
   });
 });
