@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
-import { isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
+import { isReplaced, isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
 import type { AttachFiles } from '../tui/chat-attachments';
 import { findAttachmentTokens, type AttachmentToken, type TokenReading } from './attachment-tokens';
 
@@ -92,8 +92,9 @@ export function attachToPrompt(prompt: string, context: AttachContext): Attached
       continue;
     }
     // Judged before a byte is read; a pasted path that does not say it is an image stays the person's text.
-    if (denied(path)) {
-      if (token.kind === 'mention' || imageNamed) return { error: `${shown} cannot be attached: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)` };
+    const refusal = denied(path);
+    if (refusal) {
+      if (token.kind === 'mention' || imageNamed) return { error: `${shown} cannot be attached: ${refusal}` };
       continue;
     }
     const isImage = imageNamed || startsAsImage(path);
@@ -136,7 +137,8 @@ export function imageArguments(files: readonly string[], cwd: string, context: A
     if (kind === 'missing') return { error: `--image ${file}: no such file` };
     if (kind === 'folder') return { error: `--image ${file}: a folder, not an image file` };
     if (kind !== 'file') return { error: `--image ${file}: ${kind}` };
-    if (denied(path)) return { error: `--image ${file}: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)` };
+    const refusal = denied(path);
+    if (refusal) return { error: `--image ${file}: ${refusal}` };
     if (!IMAGE_EXTENSIONS.has(extname(path).toLowerCase()) && !startsAsImage(path)) return { error: `--image ${file}: not an image (PNG, JPEG, GIF or WebP)` };
     if (!images.some((image) => image.path === path)) images.push({ path, shown });
   }
@@ -258,18 +260,30 @@ function describeFailure(error: unknown): string {
   return code ?? (error instanceof Error ? error.message : String(error));
 }
 
+/** Why a path in a denied one is refused. */
+const DENIED = "the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)";
+/** Why a path in a host folder the sandbox hides is refused. */
+const HIDDEN = "fence attaches nothing from /proc or /run (they hold fence's own environment and the host's sockets, which the sandbox hides from the model)";
+
 /**
- * Whether the sandbox denies `path`, as written or where its links lead: only the denied paths
- * (credential stores, fence's own data, the user's own denials) count, not the host folders
- * the sandbox shows its processes a fresh one of, since the person names their own files.
+ * Why `path` may not be attached, as written or where its links lead, or undefined: a path the
+ * sandbox denies (credential stores, fence's own data, the user's own denials), and anything
+ * under `/proc` (fence's own `environ` holds the provider keys the sandbox keeps from the
+ * model) or, in a sandbox, another host folder it hides (`/run`). The host's `/tmp` stays
+ * open: the person names their own files, and a screenshot tool may save there.
  */
-function deniedCheck(policy: SandboxPolicy | undefined): (path: string) => boolean {
-  if (policy === undefined || policy.mode === 'off') return () => false;
+function deniedCheck(policy: SandboxPolicy | undefined): (path: string) => string | undefined {
+  const sandboxed = policy !== undefined && policy.mode !== 'off' ? policy : undefined;
   let resolved: SandboxPolicy | undefined;
   return (path) => {
-    resolved ??= withRealPaths(policy);
+    const paths = [path, realPathOf(path)];
+    const hidden = (candidate: string) => isWithin(candidate, '/proc') || (sandboxed !== undefined && !isWithin(candidate, '/tmp') && isReplaced(sandboxed, candidate));
+    if (paths.some(hidden)) return HIDDEN;
+    if (sandboxed === undefined) return undefined;
+    resolved ??= withRealPaths(sandboxed);
     const rules = resolved;
-    return [path, realPathOf(path)].some((candidate) => !rules.readable.some((root) => isWithin(candidate, root)) && rules.denied.some((root) => isWithin(candidate, root)));
+    const denied = (candidate: string) => !rules.readable.some((root) => isWithin(candidate, root)) && rules.denied.some((root) => isWithin(candidate, root));
+    return paths.some(denied) ? DENIED : undefined;
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -130,6 +130,28 @@ describe('images and files attached to a one-shot prompt', () => {
       expect(result.stderr).toMatch(/^fence: .*\.ssh\/(id_rsa|shot\.png).* the sandbox denies it/m);
     }
     expect(cli.server.requests).toHaveLength(0);
+  });
+
+  it("never attaches fence's own environment through /proc, with the sandbox off too", async () => {
+    cli.server.reply((r) => r.text('unexpected'));
+    symlinkSync('/proc/self/environ', join(cli.dirs.workspace, 'env.txt'));
+    for (const args of [['--sandbox', 'off'], []]) {
+      const result = await fence(args, { ...cli.env(), OPENAI_API_KEY: 'sk-SECRET-PROVIDER-KEY' }, 'Summarise @/proc/self/environ and @env.txt');
+      expect(result.exitCode, result.stderr).toBe(2);
+      expect(result.stderr.split('\n')).toContain("fence: /proc/self/environ cannot be attached: fence attaches nothing from /proc or /run (they hold fence's own environment and the host's sockets, which the sandbox hides from the model)");
+    }
+    expect(cli.server.requests).toHaveLength(0);
+  });
+
+  it('refuses an image for a model known to read text only, before anything is sent or kept', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    cli.server.reply((r) => r.text('unexpected'));
+    const result = await fence(['-m', 'openai/o3-mini', 'what is this @shot.png'], cli.env());
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/^fence: .*o3-mini.*image/m);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(cli.server.requests).toHaveLength(0);
+    expect(readOnlySessionLog(cli.dirs.home).filter((message) => message.role !== 'system')).toEqual([]);
   });
 
   it('attaches a file named from piped input when the sandbox allows it', async () => {

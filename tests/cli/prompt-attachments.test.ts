@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { attachToPrompt, imageArguments, TEXT_ATTACHMENT_BYTES, type AttachContext } from '../../src/cli/prompt-attachments';
@@ -95,6 +95,23 @@ describe('attachToPrompt', () => {
     expect(attachToPrompt(`'${join(home, '.ssh', 'shot.png')}'`, context)).toMatchObject({ error: expect.stringContaining('~/.ssh/shot.png cannot be attached: the sandbox denies it') });
     // A pasted path that does not say it is an image stays text, unread.
     expect(attachToPrompt(`${join(home, '.ssh', 'id_rsa')} leaked?`, context)).toMatchObject({ images: [], texts: [] });
+  });
+
+  it("never attaches from /proc (fence's own environment), nor, in a sandbox, from /run; the host's /tmp is the person's", () => {
+    const hidden = "fence attaches nothing from /proc or /run (they hold fence's own environment and the host's sockets, which the sandbox hides from the model)";
+    const sandboxed = { ...context, policy: { ...context.policy, replaced: ['/tmp', '/run', '/proc'] } };
+    const off = { ...context, policy: { ...context.policy, mode: 'off' as const } };
+    expect(attachToPrompt('@/proc/self/environ', sandboxed)).toEqual({ error: `/proc/self/environ cannot be attached: ${hidden}` });
+    expect(attachToPrompt('@/proc/self/environ', off)).toEqual({ error: `/proc/self/environ cannot be attached: ${hidden}` });
+    symlinkSync('/proc/self/environ', join(workspace, 'env.txt'));
+    expect(attachToPrompt('@env.txt', off)).toEqual({ error: `env.txt cannot be attached: ${hidden}` });
+    const tmp = mkdtempSync('/tmp/fence-attach-');
+    try {
+      writeFileSync(join(tmp, 'shot.png'), PNG_HEAD);
+      expect(attachToPrompt(`'${join(tmp, 'shot.png')}'`, sandboxed)).toMatchObject({ images: [{ path: join(tmp, 'shot.png') }] });
+    } finally {
+      rmSync(tmp, { recursive: true });
+    }
   });
 
   it('with the sandbox off, attaches what the person names', () => {

@@ -13,8 +13,8 @@ afterEach(() => {
   running = undefined;
 });
 
-function startChat(): TerminalSession {
-  running = startTerminalSession({ args: ['-m', 'openai/gpt-test'], cwd: cli.dirs.workspace, env: { ...cli.env(), EDITOR: 'false' }, cols: 120, rows: 40 });
+function startChat(model = 'openai/gpt-test'): TerminalSession {
+  running = startTerminalSession({ args: ['-m', model], cwd: cli.dirs.workspace, env: { ...cli.env(), EDITOR: 'false' }, cols: 120, rows: 40 });
   return running;
 }
 
@@ -79,6 +79,23 @@ describe('attachments in the chat', () => {
     const body = JSON.stringify(cli.server.requests[0]?.body);
     expect(body).toContain('water the plants');
     expect(body).not.toContain('SECRET-KEY-MATERIAL');
+    chat.type(KEYS.ctrlD);
+    expect(await chat.exited).toBe(0);
+  });
+
+  it('gives the prompt back when the model reads text only, having sent and kept nothing', { timeout: 60_000 }, async () => {
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000000' } }).png().toBuffer();
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    const chat = startChat('openai/o3-mini');
+    await chat.waitFor('/help for commands');
+    chat.type(`what is @shot.png${KEYS.enter}`);
+    await chat.waitFor(/^✗ .*o3-mini/m, 10_000);
+    await chat.waitFor(/^› what is @shot\.png$/m);
+    expect(cli.server.requests).toHaveLength(0);
+    expect(readOnlySessionLog(cli.dirs.home).filter((message) => message.role !== 'system')).toEqual([]);
+    // Ctrl-C drops the prompt given back; Ctrl-D at the empty prompt leaves.
+    chat.type(KEYS.ctrlC);
+    await chat.waitFor(/^› $/m);
     chat.type(KEYS.ctrlD);
     expect(await chat.exited).toBe(0);
   });
