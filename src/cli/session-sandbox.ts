@@ -13,7 +13,7 @@ import { credentialStorePaths } from '../os-sandbox/credential-stores';
 import { sandboxPackageSetup } from '../os-sandbox/package-caches';
 import { workspaceProtectedPaths, type SandboxMode, type SandboxPolicy } from '../os-sandbox/policy';
 import { surveyWorkspaceGit } from '../os-sandbox/workspace-git';
-import { readOnlySkillFolders } from '../skills/skill-sandbox-folders';
+import { readOnlySkillFolders, unwrittenSkillFolders } from '../skills/skill-sandbox-folders';
 
 /** What a session's sandbox is made from: the command line's choice, the configuration, where things are. */
 export interface SessionSandboxOptions {
@@ -137,6 +137,8 @@ export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMo
   // The repository holding the workspace keeps its git folders outside it (a monorepo's package, a worktree, a submodule): git writes its data there, its hooks and config stay protected.
   const gitData = git?.repository?.access.writable ? git.repository.gitFolders : [];
   const denied = [...credentialStorePaths(home, options.env ?? process.env), resolve(options.fenceHome), configHome(options.env ?? process.env), ...options.config.denyRead.map(place)];
+  // A skill folder a writable path could create is held read-only, so none is planted for a later session.
+  const missingSkills = options.mode === 'workspace-write' ? unwrittenSkillFolders({ home, env: options.env ?? process.env, writable, denied }) : [];
   return {
     mode: options.mode,
     workspace,
@@ -144,7 +146,7 @@ export function sessionPolicy(options: SessionSandboxOptions & { mode: SandboxMo
     denied,
     // The user's skills: readable and run, never written (see `readOnlySkillFolders`).
     readable: [sessionOutputsDir(resolve(options.fenceHome), options.sessionId), ...readOnlySkillFolders({ home, env: options.env ?? process.env, workspace, denied })],
-    protected: [...(git ? workspaceProtectedPaths(workspace, git) : []), ...startup, ...runOutside],
+    protected: [...(git ? workspaceProtectedPaths(workspace, git) : []), ...startup, ...runOutside, ...missingSkills],
     network: options.config.network,
     ...(git ? { git } : {}),
   };

@@ -285,7 +285,7 @@ export function writeRefusal(policy: SandboxPolicy, absolute: string, shown: str
     return `${named} cannot be written: the workspace has no git repository, and one made inside the sandbox could run hooks outside it later. Ask the user to create it (git init) outside fence.`;
   }
   if (guard !== undefined && !isFenceOrGitPath(policy.workspace, guard) && !inGitFolder(policy, guard)) {
-    return `${named} is protected by the sandbox: it stays read-only in this session, being a start-up file of the shell, git or the desktop, or code that a tool runs outside the sandbox. If it must change, tell the user what to change.`;
+    return `${named} is protected by the sandbox: it stays read-only in this session, being a start-up file of the shell, git or the desktop, a skill folder, or code that a tool runs outside the sandbox. If it must change, tell the user what to change.`;
   }
   if (guard !== undefined) {
     return `${named} is protected by the sandbox: fence.toml, .fence/ and git's hooks and config stay read-only. If it must change, tell the user what to change.`;

@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, realpathSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { userSkillRoots, type SkillRootOptions } from './skill-roots';
 
 /**
@@ -65,4 +65,37 @@ function listFolder(folder: string): string[] {
 
 function isWithin(path: string, root: string): boolean {
   return path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+}
+
+/**
+ * The user's skill folders that do not exist yet but that a path of `writable` would let the
+ * model create (`[sandbox] writable = ["~/.agents"]`, a workspace that is the home folder), and
+ * that lie in no `denied` path: the sandbox holds their place read-only for the session (as it
+ * does a missing protected path, see `SandboxPolicy.protected`), so that no skill can be
+ * planted there for a later session to follow.
+ */
+export function unwrittenSkillFolders(options: SkillRootOptions & { writable: readonly string[]; denied: readonly string[] }): string[] {
+  const missing = userSkillRoots(options)
+    .map((root) => root.folder)
+    .filter((folder) => tryRealPath(folder) === undefined && !isLink(folder));
+  if (missing.length === 0) return [];
+  const writable = options.writable.flatMap((path) => [resolve(path), tryRealPath(path)]).filter((path): path is string => path !== undefined);
+  return missing.filter((folder) => {
+    if (options.denied.some((denied) => isWithin(folder, resolve(denied)))) return false;
+    const real = nearestRealPath(folder);
+    return writable.some((root) => isWithin(folder, root) || isWithin(real, root));
+  });
+}
+
+/** The real path of `path`, which may not exist: its nearest existing folder's, with the rest appended. */
+function nearestRealPath(path: string): string {
+  const rest: string[] = [];
+  for (let current = resolve(path); ; ) {
+    const real = tryRealPath(current);
+    if (real !== undefined) return join(real, ...rest.reverse());
+    const parent = dirname(current);
+    if (parent === current) return resolve(path);
+    rest.push(basename(current));
+    current = parent;
+  }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findSkills } from '../../src/skills/find-skills';
 import { skillRoots, userSkillRoots } from '../../src/skills/skill-roots';
-import { readOnlySkillFolders } from '../../src/skills/skill-sandbox-folders';
+import { readOnlySkillFolders, unwrittenSkillFolders } from '../../src/skills/skill-sandbox-folders';
 import { LISTED_SKILLS, skillsSection } from '../../src/skills/skills-prompt';
 
 const PUBLISHED = join(import.meta.dirname, '..', 'fixtures', 'published-skills');
@@ -168,5 +168,24 @@ describe('readOnlySkillFolders', () => {
     const agents = join(home, '.agents', 'skills');
     writeSkill(agents, 'mine');
     expect(readOnlySkillFolders({ home, env, workspace: join(agents, 'mine'), denied: denied() })).toEqual([]);
+  });
+});
+
+describe('unwrittenSkillFolders', () => {
+  const denied = () => [join(home, '.claude'), join(root, 'config', 'fence')];
+
+  it('gives a missing skill folder that a writable path holds, not one in a denied path nor one that exists', () => {
+    mkdirSync(join(home, '.agents'), { recursive: true });
+    expect(unwrittenSkillFolders({ home, env, writable: [workspace], denied: denied() })).toEqual([]);
+    expect(unwrittenSkillFolders({ home, env, writable: [workspace, join(home, '.agents')], denied: denied() })).toEqual([join(home, '.agents', 'skills')]);
+    expect(unwrittenSkillFolders({ home, env, writable: [home, root], denied: denied() })).toEqual([join(home, '.agents', 'skills')]);
+    mkdirSync(join(home, '.agents', 'skills'));
+    expect(unwrittenSkillFolders({ home, env, writable: [home], denied: denied() })).toEqual([]);
+  });
+
+  it('follows a writable path given through a link', () => {
+    mkdirSync(join(home, '.agents'), { recursive: true });
+    symlinkSync(join(home, '.agents'), join(root, 'agents-link'));
+    expect(unwrittenSkillFolders({ home, env, writable: [join(root, 'agents-link')], denied: denied() })).toEqual([join(home, '.agents', 'skills')]);
   });
 });
