@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { ToolResult } from './define-tool';
-import { defineTool } from './define-tool';
+import { defineTool, type ToolResult } from './define-tool';
 
 /** The name of the tool that keeps the run's checklist. */
 export const PLAN_TOOL = 'plan';

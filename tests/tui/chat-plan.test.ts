@@ -20,11 +20,12 @@ function startChat(args: string[] = []): TerminalSession {
 const PLAN = '[x] Read the parser\n[~] Fix the date bug\n[ ] Add a test';
 
 describe('the plan in the chat', () => {
-  it('shows the checklist as it changes, and again when the session is resumed', { timeout: 60_000 }, async () => {
+  it('shows the checklist as it changes, keeps it in a fork, and shows it again when the session is resumed', { timeout: 60_000 }, async () => {
     cli.server
       .reply((r) => r.text(`First a plan.\n\n\`\`\`plan\n${PLAN}\n\`\`\`\n`))
       .reply((r) => r.text('```plan\n[x] Read the parser\n[x] Fix the date bug\n[~] Add a test\n```\n'))
-      .reply((r) => r.text('Planned and half done.'));
+      .reply((r) => r.text('Planned and half done.'))
+      .reply((r) => r.text('Going on in the fork.'));
 
     const chat = startChat();
     await chat.waitFor('/help for commands');
@@ -35,6 +36,12 @@ describe('the plan in the chat', () => {
     expect(screen).toMatch(/│ ✓ Fix the date bug\n.*│ ▸ Add a test/);
     // The checklist is drawn, not the text the model reads back.
     expect(screen).not.toContain('Plan (1 of 3 done)');
+    chat.type(`/fork${KEYS.enter}`);
+    await chat.waitFor('Forked: now in session');
+    chat.type(`go on${KEYS.enter}`);
+    await chat.waitFor('Going on in the fork.');
+    // The fork's request still shows the model its plan.
+    expect(JSON.stringify(cli.server.requests.at(-1)?.body)).toContain('[~] Add a test');
     chat.type(KEYS.ctrlD);
     expect(await chat.exited).toBe(0);
 
