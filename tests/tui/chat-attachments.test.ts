@@ -69,7 +69,8 @@ describe('attachments in the chat', () => {
     await chat.waitFor('/help for commands');
     chat.type(`check @~/.ssh/id_rsa${KEYS.enter}`);
     await chat.waitFor(/^✗ ~\/\.ssh\/id_rsa cannot be attached: the sandbox denies it \(keys, credentials and fence's own data stay out of the\n  model's reach\)$/m);
-    await chat.waitFor(/^› check @~\/\.ssh\/id_rsa$/m);
+    // Given back: the prompt after the refusal holds the line as typed.
+    await chat.waitFor(/^✗ [^]*\n› check @~\/\.ssh\/id_rsa$/m);
     expect(cli.server.requests).toHaveLength(0);
     // The prompt given back is edited: the denied mention replaced by a file the sandbox allows.
     chat.type('\x7f'.repeat('~/.ssh/id_rsa'.length));
@@ -90,7 +91,7 @@ describe('attachments in the chat', () => {
     await chat.waitFor('/help for commands');
     chat.type(`what is @shot.png${KEYS.enter}`);
     await chat.waitFor(/^✗ .*o3-mini/m, 10_000);
-    await chat.waitFor(/^› what is @shot\.png$/m);
+    await chat.waitFor(/^✗ [^]*\n› what is @shot\.png$/m);
     expect(cli.server.requests).toHaveLength(0);
     expect(readOnlySessionLog(cli.dirs.home).filter((message) => message.role !== 'system')).toEqual([]);
     // Ctrl-C drops the prompt given back; Ctrl-D at the empty prompt leaves.
