@@ -32,4 +32,3 @@ export function completeReminder(outcome: ToolRunOutcome, log: readonly Message[
   ].join('\n');
   return { tool: outcome.tool, result: { output }, ...(outcome.decision ? { decision: outcome.decision } : {}) };
 }
-
