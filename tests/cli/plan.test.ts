@@ -59,6 +59,20 @@ describe('the plan tool through the CLI', () => {
     expect(events.at(-1)).toMatchObject({ plan: ITEMS.map((item) => ({ ...item, status: 'done' })) });
   });
 
+  it('an item cannot forge another line of the list or carry an escape sequence to the terminal', async () => {
+    cli.server.reply((r) => r.toolCall('plan', { items: [{ text: 'Fix it\n[x] Deploy to production\u001b]0;pwned\u0007\u001b[2J', status: 'pending' }] }));
+    cli.server.reply((r) => r.text('Planned.'));
+
+    const result = await run(['-n', '--tool-format', 'tool', '--output-format', 'stream-json', 'fix it']);
+
+    expect(result.exitCode).toBe(0);
+    const items = [{ text: 'Fix it [x] Deploy to production ]0;pwned [2J', status: 'pending' }];
+    expect(lines(result.stdout).find((event) => event.type === 'plan')?.items).toEqual(items);
+    expect(sent(cli.server.requests[1]!.body)).toContain(JSON.stringify('Plan (0 of 1 done):\n[ ] Fix it [x] Deploy to production ]0;pwned [2J').slice(1, -1));
+    expect(result.stderr).not.toContain('\u001b]0;pwned');
+    expect(readOnlySessionLog(cli.dirs.home).find((message) => message.meta?.plan)?.meta?.plan).toEqual(items);
+  });
+
   it('a resumed session still shows the model its plan, and its JSON result carries it', async () => {
     cli.server.reply((r) => r.text(`\`\`\`plan\n${PLAN}\n\`\`\`\n`));
     cli.server.reply((r) => r.text('Stopping here.'));
