@@ -141,6 +141,19 @@ describe('read of an image file', () => {
     }
   }
 
+  it('gives a program the line only: programs never see pixels', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    cli.server.reply((r) => r.text('```ptc\n// intent: look at the shot\nconst line = await read({ path: "shot.png" });\nprint(typeof line, line);\n```\n'));
+    cli.server.reply((r) => r.text('Seen.'));
+    const result = await fence('local/test', 'markdown', 'look');
+    expect(result.exitCode, result.stderr).toBe(0);
+    const second = cli.server.requests[1]!;
+    expect(sentImages(second)).toEqual([]);
+    expect(JSON.stringify(second.body)).toContain('string shot.png: PNG 64×48.');
+    const log = readOnlySessionLog(cli.dirs.home);
+    expect(log.some((message) => message.meta?.images)).toBe(false);
+  });
+
   it('scales a large image down before it is sent, and says so', async () => {
     writeFileSync(join(cli.dirs.workspace, 'big.png'), largePng);
     scriptRead('big.png', 'tool');
