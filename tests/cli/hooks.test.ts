@@ -166,7 +166,7 @@ describeSandboxed('stop and prompt hooks', () => {
     userHooks(r, '[[hooks]]\nevent = "stop"\ncommand = ["sh", "-c", "echo never done >&2; exit 2"]\n');
     script(r, ['Done.', 'Done!', 'Really done.', 'Still done.', 'Not asked.']);
     const run = await fenceIn(r, ['-n', '--output-format', 'json', 'fix it']);
-    expect(run.exitCode).toBe(11);
+    expect(run.exitCode, run.stderr).toBe(11);
     expect(r.server.requests).toHaveLength(4);
     const result = JSON.parse(run.stdout) as { stop_reason: string; result: string };
     expect(result.stop_reason).toBe('hook');
