@@ -4,12 +4,12 @@ import { join } from 'node:path';
 /** The folder of a workspace's skills, used only when the workspace is trusted. */
 export const PROJECT_SKILLS_DIR = join('.fence', 'skills');
 
-/** Most skill folders of a workspace that are read (and hashed for trust); the rest are left out. */
-export const MAX_PROJECT_SKILLS = 200;
+/** Most skill folders read from one folder of skills (and, in a workspace's, hashed for trust); the rest are left out. */
+export const MAX_SKILL_FOLDERS = 200;
 
 /**
  * The `SKILL.md` of each folder in the workspace's `.fence/skills/`, by its path in the
- * workspace (`.fence/skills/<name>/SKILL.md`), sorted, at most `MAX_PROJECT_SKILLS`: the files
+ * workspace (`.fence/skills/<name>/SKILL.md`), sorted, at most `MAX_SKILL_FOLDERS`: the files
  * trust covers for the project's skills. Lists the folder only; whether each file exists is
  * for the reader. None when there is no such folder.
  */
@@ -23,7 +23,7 @@ export function projectSkillFiles(workspace: string): string[] {
   return names
     .filter((name) => !name.startsWith('.'))
     .sort()
-    .slice(0, MAX_PROJECT_SKILLS)
+    .slice(0, MAX_SKILL_FOLDERS)
     .map((name) => join(PROJECT_SKILLS_DIR, name, 'SKILL.md'));
 }
 

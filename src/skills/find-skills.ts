@@ -1,6 +1,6 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { MAX_PROJECT_SKILLS } from '../config/project-skill-files';
+import { MAX_SKILL_FOLDERS } from '../config/project-skill-files';
 import { describeUnread, readRegularFile } from '../config/regular-file';
 import { readSkillText, type SkillFields } from './skill-file';
 import type { SkillRoot, SkillScope } from './skill-roots';
@@ -45,8 +45,8 @@ export interface SkillCatalog {
  * folder may be a link (an installed skill linked in); in the project's, a folder or
  * `SKILL.md` that leads outside the workspace is left out, since trust covers the workspace's
  * files only. A name already taken by an earlier root is recorded in `shadowed`. At most
- * `MAX_PROJECT_SKILLS` folders are read from each root, with a line for the rest. The `yaml`
- * package is loaded only when some `SKILL.md` exists. Never throws.
+ * `MAX_SKILL_FOLDERS` folders are read from each root, with a line for the rest. Never
+ * throws.
  */
 export async function findSkills(roots: readonly SkillRoot[], workspace?: string): Promise<SkillCatalog> {
   const catalog: SkillCatalog = { skills: [], shadowed: [], problems: [] };
@@ -54,10 +54,10 @@ export async function findSkills(roots: readonly SkillRoot[], workspace?: string
   const realWorkspace = workspace === undefined ? undefined : realPath(workspace);
   for (const root of roots) {
     const names = listFolder(root.folder);
-    if (names.length > MAX_PROJECT_SKILLS) {
-      catalog.problems.push(`skills in ${root.folder} past the first ${MAX_PROJECT_SKILLS} (of ${names.length}) are left out`);
+    if (names.length > MAX_SKILL_FOLDERS) {
+      catalog.problems.push(`skills in ${root.folder} past the first ${MAX_SKILL_FOLDERS} (of ${names.length}) are left out`);
     }
-    for (const name of names.slice(0, MAX_PROJECT_SKILLS)) {
+    for (const name of names.slice(0, MAX_SKILL_FOLDERS)) {
       const folder = join(root.folder, name);
       if (!isFolder(folder)) continue;
       const file = join(folder, 'SKILL.md');

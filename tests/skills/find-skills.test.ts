@@ -108,6 +108,15 @@ describe('findSkills', () => {
     ]);
   });
 
+  it('reads at most 200 skill folders from one folder, and says how many it left', async () => {
+    const agents = join(home, '.agents', 'skills');
+    for (let i = 0; i < 205; i += 1) writeSkill(agents, `s-${String(i).padStart(3, '0')}`);
+    const catalog = await findSkills(userSkillRoots({ home, env }));
+    expect(catalog.skills).toHaveLength(200);
+    expect(catalog.skills.at(-1)?.name).toBe('s-199');
+    expect(catalog.problems).toEqual([`skills in ${agents} past the first 200 (of 205) are left out`]);
+  });
+
   it('finds nothing, and reads nothing, where there are no skill folders', async () => {
     expect(await findSkills(skillRoots({ workspace, project: true, home, env }), workspace)).toEqual({ skills: [], shadowed: [], problems: [] });
   });
