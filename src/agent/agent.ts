@@ -74,6 +74,8 @@ export interface AgentOptions {
    * `resolveReasoning`); absent: no level is sent. `useReasoning` changes it.
    */
   reasoning?: ReasoningLevel;
+  /** Offer the provider's hosted web search with every request (`--web-search`, `[web] search`; see `StreamRequest.webSearch`). */
+  webSearch?: boolean;
   /** `false`: the model is known to read text only, so images are refused (absent: it takes them). */
   images?: boolean;
   /**
@@ -299,7 +301,7 @@ export class Agent {
       const messages = withImageData(fitted, store.dir, this.imageData);
       const reasoning = this.reasoningLevel;
       const tools = this.toolDefinitions();
-      const request = { model: this.llm.model, messages, ...(tools ? { tools } : {}), ...(reasoning ? { reasoning } : {}) };
+      const request = { model: this.llm.model, messages, ...(tools ? { tools } : {}), ...(reasoning ? { reasoning } : {}), ...(this.options.webSearch ? { webSearch: true } : {}) };
       let warming: AbortController | undefined;
       if (!this.warmedUp) {
         this.warmedUp = true;

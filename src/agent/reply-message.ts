@@ -25,7 +25,8 @@ export async function prepareCalls(calls: readonly NativeToolCall[]): Promise<Pr
 /**
  * The assistant message that keeps one reply: its text (with a `@name(id): {json}` line per
  * native call), and in its meta the model, usage, stop reason, the calls and the reasoning
- * state the reply carried (`meta.reasoning`, in stream order). Never throws.
+ * state the reply carried (`meta.reasoning`, in stream order), the queries of the provider's
+ * hosted web searches (`meta.webSearches`). Never throws.
  */
 export function replyMessage(reply: Reply, calls: readonly PreparedCall[], modelId: string): Message {
   const interrupted = reply.stopReason === 'error' || reply.stopReason === 'aborted';
@@ -38,6 +39,7 @@ export function replyMessage(reply: Reply, calls: readonly PreparedCall[], model
       ...(interrupted ? { interrupted: true } : {}),
       ...(calls.length > 0 ? { toolCalls: calls.map((call) => call.stored) } : {}),
       ...(reply.reasoning?.length ? { reasoning: reply.reasoning } : {}),
+      ...(reply.webSearches?.length ? { webSearches: reply.webSearches } : {}),
     },
   });
 }

@@ -29,6 +29,8 @@ export interface Reply {
    * `ReasoningPart`); absent when there was none. Parts after a cut tool block are left out.
    */
   reasoning?: ReasoningPart[];
+  /** The queries of the provider's hosted web searches for the reply, in order; absent when it ran none. */
+  webSearches?: string[];
   /** `tool_use` when fence stopped the stream at a complete tool block. */
   stopReason: StopReason;
   /** One-line message when stopReason is `error`. */
@@ -41,6 +43,8 @@ export interface Reply {
 export type ReplyEvent =
   | { type: 'text'; text: string }
   | { type: 'thinking'; text: string }
+  /** The provider searched the web for the reply (its hosted search): shown, never run by fence. */
+  | { type: 'web_search'; query: string }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'restart'; attempt: number; reason: string };
 
@@ -75,6 +79,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   let scanner = newScanner();
   let calls = new CallAssembler();
   const reasoning = new ReasoningCollector();
+  let searches: string[] = [];
   let toolUse: ToolUse | undefined;
   let usage: Usage | undefined;
   let stopReason: StopReason = 'error';
@@ -95,6 +100,7 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
           scanner = newScanner();
           calls = new CallAssembler();
           reasoning.reset();
+          searches = [];
           toolUse = undefined;
           options.onEvent?.(event);
           break;
@@ -108,6 +114,10 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
           calls.add(event);
           break;
         case 'thinking':
+          options.onEvent?.(event);
+          break;
+        case 'web_search':
+          searches.push(event.query);
           options.onEvent?.(event);
           break;
         case 'reasoning':
@@ -135,11 +145,12 @@ export async function streamReply(provider: Provider, request: Omit<StreamReques
   if (toolUse) {
     const text = scanner.text.slice(0, toolUse.end).trimEnd();
     const finalUsage = stoppedAtBlock ? completeUsage(usage, request.messages, text.length) : usage;
-    return { text, toolUse, usage: finalUsage, stopReason: 'tool_use', ...withReasoning(reasoning, 0, toolUse.end) };
+    return { text, toolUse, usage: finalUsage, stopReason: 'tool_use', ...withReasoning(reasoning, 0, toolUse.end), ...(searches.length > 0 ? { webSearches: searches } : {}) };
   }
   const reply: Reply = { text: scanner.text, usage, stopReason, error: stopReason === 'error' ? error : undefined };
   if (stopReason === 'error' && errorKind) reply.errorKind = errorKind;
   if (stopReason !== 'error' && stopReason !== 'aborted' && calls.size > 0) reply.toolCalls = calls.calls();
+  if (searches.length > 0) reply.webSearches = searches;
   return Object.assign(reply, withReasoning(reasoning, reply.toolCalls?.length ?? 0));
 }
 

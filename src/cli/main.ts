@@ -25,6 +25,7 @@ function buildProgram(commands = true): Command {
     .option('--max-cost <usd>', 'stop before the run costs more than this, in US dollars', parsePositiveNumber)
     .option('--max-tokens <n>', 'stop before a request once the run has used this many tokens (input, cached input and output)', parsePositiveInt)
     .option('--timeout <duration>', 'stop the run after this long: 90s, 30m, 2h (a plain number is seconds)', parseDuration)
+    .option('--web-search', "let the model search the web with its provider's hosted search (Anthropic, OpenAI Responses); or [web] search = true")
     .option('--image <file>', 'attach an image (PNG, JPEG, GIF, WebP) to the first prompt; repeat it for more (in a prompt, @path does the same)', collectWords)
     .addOption(
       new Option('--output-format <format>', 'what stdout carries: the answer (text), one JSON result (json), or a JSON line per event (stream-json)').choices([
@@ -321,7 +322,7 @@ process.on('uncaughtException', reportUnexpected);
 process.on('unhandledRejection', reportUnexpected);
 tightenDataFolder(fenceHome());
 /** Options that set what fence works with rather than ask for a run: a shell alias may add them to every command line. */
-const SETTINGS = ['--model', '--workspace', '--sandbox', '--tool-format', '--reasoning', '--yes'];
+const SETTINGS = ['--model', '--workspace', '--sandbox', '--tool-format', '--reasoning', '--web-search', '--yes'];
 
 // A command's name is a prompt when the line says so (see readCommandLine).
 const reading = readCommandLine(buildProgram(), process.argv.slice(2), SETTINGS);

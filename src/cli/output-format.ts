@@ -20,6 +20,8 @@ export interface UsageTotals {
   cache_write_tokens: number;
   /** Of `output_tokens`, those spent reasoning, summed; present only when some were reported. */
   reasoning_tokens?: number;
+  /** Searches the provider's hosted web search ran (`--web-search`), summed; present only when some were. */
+  web_searches?: number;
   /** Some count was made locally rather than reported by the provider. */
   estimated: boolean;
 }
@@ -208,6 +210,7 @@ export function usageTotals(messages: readonly Message[]): UsageTotals {
     totals.cache_read_tokens += usage.cacheReadTokens ?? 0;
     totals.cache_write_tokens += usage.cacheWriteTokens ?? 0;
     if (usage.reasoningTokens) totals.reasoning_tokens = (totals.reasoning_tokens ?? 0) + usage.reasoningTokens;
+    if (usage.webSearches) totals.web_searches = (totals.web_searches ?? 0) + usage.webSearches;
     if (usage.estimated) totals.estimated = true;
   }
   return totals;
@@ -253,6 +256,7 @@ function snakeUsage(usage: Usage): UsageTotals {
     cache_read_tokens: usage.cacheReadTokens ?? 0,
     cache_write_tokens: usage.cacheWriteTokens ?? 0,
     ...(usage.reasoningTokens ? { reasoning_tokens: usage.reasoningTokens } : {}),
+    ...(usage.webSearches ? { web_searches: usage.webSearches } : {}),
     estimated: usage.estimated === true,
   };
 }
@@ -273,6 +277,7 @@ function resultLine(summary: RunSummary): StreamJsonLine {
       cache_read_tokens: usage.cache_read_tokens,
       cache_write_tokens: usage.cache_write_tokens,
       ...(usage.reasoning_tokens ? { reasoning_tokens: usage.reasoning_tokens } : {}),
+      ...(usage.web_searches ? { web_searches: usage.web_searches } : {}),
       estimated: usage.estimated,
     },
     cost_usd: summary.cost_usd === null ? null : roundUsd(summary.cost_usd),

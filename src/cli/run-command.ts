@@ -26,6 +26,7 @@ import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
 import { attachToPrompts, chatAttachments } from './prompt-attachments';
 import type { StartingShell } from './starting-shell';
+import { webSearchChoice } from './web-search-choice';
 import type { ChatSetup } from '../tui/chat';
 
 /** Options of the default command, as commander parses them. */
@@ -53,6 +54,8 @@ export interface PromptCommandOptions {
   sandbox?: SandboxMode;
   /** `--reasoning`: the level of every request, over the configuration's and the model's default. */
   reasoning?: ReasoningLevel;
+  /** `--web-search`: offer the provider's hosted web search (see `webSearchChoice`). */
+  webSearch?: boolean;
   /** `--image`: image files (relative to the current folder) the first prompt carries. */
   image?: string[];
 }
@@ -108,6 +111,9 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   if (retired) err.write(`${retired}\n`);
   const unsent = unsentReasoningNote(resolved.id, info, options.reasoning ?? loaded.config.reasoning);
   if (unsent) err.write(`${unsent}\n`);
+  const webSearch = webSearchChoice(options.webSearch, loaded.config, resolved);
+  if ('error' in webSearch) return failBeforeRun('usage', webSearch.error);
+  if (webSearch.note) err.write(`${webSearch.note}\n`);
   if (options.maxCost !== undefined && (info.inputPerMTok === undefined || info.outputPerMTok === undefined)) {
     return failBeforeRun('usage', `--max-cost needs the prices of ${resolved.id}; set input_per_mtok and output_per_mtok in [models."${resolved.id}"] of your config.toml (or of a trusted project's fence.toml)`);
   }
@@ -154,6 +160,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       prompts,
       yes: options.yes === true,
       ...(options.reasoning ? { reasoning: options.reasoning } : {}),
+      ...(webSearch.on ? { webSearch: true } : {}),
       ...(resumeId ? { resume: resumeId.id } : {}),
       ...(options.maxTurns ? { maxTurns: options.maxTurns } : {}),
       ...(options.maxCost ? { maxCostUsd: options.maxCost } : {}),
@@ -192,7 +199,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
   const reasoning = resolveReasoning(explicitReasoning, info);
   const reasoningNote = reasoning ? ` · reasoning ${reasoning}` : '';
   const resumeNote = resumed ? ` · resumed at message ${resumed.log.length + 1}` : '';
-  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}${reasoningNote}${resumeNote}\n`);
+  err.write(`session ${session.store.id} · model ${resolved.id}${resolved.defaulted ? ' (default for the key found)' : ''}${formatNote}${reasoningNote}${webSearch.on ? ' · web search' : ''}${resumeNote}\n`);
   // After the session opens, for its sandbox's denied paths; before anything is sent.
   const attached = attachToPrompts(prompts, options.image ?? [], process.cwd(), { workspace: workspace.path, home: homedir(), policy: session.toolContext.sandboxPolicy });
   if ('error' in attached) {
@@ -240,6 +247,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       ...agentParts(session),
       format,
       reasoning,
+      ...(webSearch.on ? { webSearch: true } : {}),
       maxTurns: options.maxTurns,
       maxCostUsd: options.maxCost,
       maxTokens: options.maxTokens,

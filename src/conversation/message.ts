@@ -9,6 +9,8 @@ export interface Usage {
   cacheWriteTokens?: number;
   /** Of `outputTokens`, those the model spent reasoning (thinking), when the API says. */
   reasoningTokens?: number;
+  /** Searches the provider's hosted web search ran for the reply (billed apart from tokens). */
+  webSearches?: number;
   estimated?: boolean;
 }
 
@@ -102,6 +104,8 @@ export interface MessageMeta {
   toolCalls?: NativeToolCall[];
   /** For an assistant message: the reasoning state its reply carried, in the order it came (see `ReasoningPart`). */
   reasoning?: ReasoningPart[];
+  /** For an assistant message: the queries of the provider's hosted web searches for the reply, in order ('' when it named none). */
+  webSearches?: string[];
   /**
    * A message fence wrote besides the model's turns: a nudge to go on (`nudge`), a warning about
    * repeats (`loop`), a tool the person ran from the chat and its result (`user_tool`), the

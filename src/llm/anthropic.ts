@@ -73,6 +73,8 @@ async function* attempt(
   // Tool calls are numbered among themselves; the API numbers all content blocks.
   const toolIndexOfBlock = new Map<number, number>();
   const thinking = new ThinkingBlocks();
+  // The hosted web search's calls, by block: run by the API, never by fence (see `webSearchTool`).
+  const searches = new Map<number, string>();
   let usage: Usage | undefined;
   let finish: FinishEvent | undefined;
   for await (const event of stream) {
@@ -90,6 +92,7 @@ async function* attempt(
           toolIndexOfBlock.set(event.index, index);
           yield { type: 'tool_call', index, id: block.id, name: block.name, argumentsDelta: initialInput(block.input) };
         }
+        if (block.type === 'server_tool_use' && block.name === 'web_search') searches.set(event.index, initialInput(block.input));
         break;
       }
       case 'content_block_delta': {
@@ -101,11 +104,16 @@ async function* attempt(
         if (delta.type === 'input_json_delta' && index !== undefined && delta.partial_json) {
           yield { type: 'tool_call', index, argumentsDelta: delta.partial_json };
         }
+        const search = searches.get(event.index);
+        if (delta.type === 'input_json_delta' && search !== undefined) searches.set(event.index, search + delta.partial_json);
         break;
       }
-      case 'content_block_stop':
+      case 'content_block_stop': {
         yield* thinking.stop(event.index);
+        const search = searches.get(event.index);
+        if (search !== undefined) yield { type: 'web_search', query: searchQuery(search) };
         break;
+      }
       case 'message_delta':
         usage = mergeUsage(usage, event.usage);
         yield { type: 'usage', usage, complete: true };
@@ -129,14 +137,35 @@ function requestParams(request: StreamRequest): { params: MessageCreateParamsStr
   if (thinking) params.thinking = thinking;
   if (output_config) params.output_config = output_config;
   if (system.length > 0) params.system = system;
-  if (tools.length > 0) {
-    params.tools = tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: { ...tool.parameters, type: 'object' },
-    }));
+  if (tools.length > 0 || request.webSearch) {
+    params.tools = [
+      ...tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: { ...tool.parameters, type: 'object' as const },
+      })),
+      ...(request.webSearch ? [webSearchTool] : []),
+    ];
   }
   return { params, betas };
+}
+
+/**
+ * Anthropic's hosted web search, a server tool: the API runs the searches and streams them as
+ * `server_tool_use` and `web_search_tool_result` blocks, which are not calls for fence to run;
+ * the reply's text is the answer.
+ */
+const webSearchTool = { type: 'web_search_20250305', name: 'web_search' } as const;
+
+/** The query of a web search call's input (JSON), or '' when it has none. */
+function searchQuery(input: string): string {
+  try {
+    const parsed: unknown = JSON.parse(input || '{}');
+    const query = typeof parsed === 'object' && parsed !== null ? (parsed as { query?: unknown }).query : undefined;
+    return typeof query === 'string' ? query : '';
+  } catch {
+    return '';
+  }
 }
 
 /** Arguments a server put in the block's start instead of streaming them (usually none). */
@@ -156,6 +185,8 @@ function mergeUsage(previous: Usage | undefined, next: AnthropicUsage | MessageD
   if (cacheWrite) usage.cacheWriteTokens = cacheWrite;
   const thinking = next.output_tokens_details?.thinking_tokens ?? previous?.reasoningTokens;
   if (thinking) usage.reasoningTokens = thinking;
+  const searches = next.server_tool_use?.web_search_requests ?? previous?.webSearches;
+  if (searches) usage.webSearches = searches;
   return usage;
 }
 

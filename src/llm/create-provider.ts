@@ -15,6 +15,16 @@ export async function createProvider(resolved: ResolvedModel, options: ProviderO
 }
 
 /**
+ * Whether a model's API offers a hosted web search fence can switch on (`--web-search`):
+ * Anthropic's Messages API, and OpenAI's own Responses API. Chat Completions, OpenRouter and
+ * local servers have none.
+ */
+export function offersWebSearch(provider: ResolvedModel['provider'], api: OpenAIApi | undefined): boolean {
+  if (provider === 'anthropic') return true;
+  return provider === 'openai' && (api ?? defaultApi(provider)) === 'responses';
+}
+
+/**
  * The API an OpenAI-compatible provider speaks when the configuration does not say: the
  * Responses API for OpenAI itself, Chat Completions for OpenRouter and local servers (most of
  * which have no Responses API).

@@ -55,8 +55,12 @@ function responsesParams(provider: OpenAITarget['provider'], request: StreamRequ
   };
   if (request.reasoning !== undefined) params.include = [ENCRYPTED_REASONING];
   if (instructions !== undefined) params.instructions = instructions;
-  if (tools.length > 0) {
-    params.tools = tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }));
+  if (tools.length > 0 || request.webSearch) {
+    params.tools = [
+      ...tools.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description, parameters: tool.parameters, strict: false })),
+      // The hosted web search: its `web_search_call` items are the API's, never calls for fence to run.
+      ...(request.webSearch ? [{ type: 'web_search' as const }] : []),
+    ];
   }
   if (request.reasoning !== undefined) params.reasoning = request.reasoning === 'off' ? { effort: reasoningEffort('off', request.model) } : { effort: reasoningEffort(request.reasoning, request.model), summary: 'auto' };
   if (request.maxTokens !== undefined) params.max_output_tokens = request.maxTokens;
@@ -72,6 +76,8 @@ interface ReplyState {
   summaryParts: Set<string>;
   /** The last two characters of the reply's text so far ('' before any text). */
   textTail: string;
+  /** Hosted web searches the reply ran (`web_search_call` items). */
+  searches: number;
 }
 
 async function* attempt(
@@ -82,7 +88,7 @@ async function* attempt(
   signal: AbortSignal,
 ): AsyncGenerator<AttemptEvent, void, undefined> {
   const stream = await warnings.during(() => client.responses.create(responsesParams(name, request), { signal }));
-  const state: ReplyState = { calls: new Map(), summaryParts: new Set(), textTail: '' };
+  const state: ReplyState = { calls: new Map(), summaryParts: new Set(), textTail: '', searches: 0 };
   for await (const event of stream) {
     const finish = yield* translate(event, state, name);
     if (finish) {
@@ -130,10 +136,10 @@ function* translate(event: ResponseStreamEvent, state: ReplyState, name: string)
       yield* itemDone(event.item, event.output_index, state);
       return undefined;
     case 'response.completed':
-      yield* usageOf(event.response);
+      yield* usageOf(event.response, state);
       return { type: 'finish', stopReason: state.calls.size > 0 ? 'tool_use' : 'end' };
     case 'response.incomplete': {
-      yield* usageOf(event.response);
+      yield* usageOf(event.response, state);
       const reason = event.response.incomplete_details?.reason;
       if (reason === 'content_filter') return { type: 'finish', stopReason: 'error', error: `${name} stopped the reply (content filter)` };
       return { type: 'finish', stopReason: 'max_tokens' };
@@ -185,6 +191,11 @@ function* itemDone(item: ResponseOutputItem, outputIndex: number, state: ReplySt
     }
     return;
   }
+  if (item.type === 'web_search_call') {
+    state.searches += 1;
+    yield { type: 'web_search', query: item.action?.type === 'search' ? (item.action.query ?? item.action.queries?.[0] ?? '') : '' };
+    return;
+  }
   if (item.type !== 'reasoning') return;
   const text = item.summary.map((part) => part.text).filter((part) => part !== '').join('\n\n');
   const part: ReasoningPart = { api: 'openai-responses', raw: item as unknown as Record<string, unknown> };
@@ -192,8 +203,11 @@ function* itemDone(item: ResponseOutputItem, outputIndex: number, state: ReplySt
   yield { type: 'reasoning', part };
 }
 
-function* usageOf(response: Response): Generator<AttemptEvent, void, undefined> {
-  if (response.usage) yield { type: 'usage', usage: toUsage(response.usage), complete: true };
+function* usageOf(response: Response, state: ReplyState): Generator<AttemptEvent, void, undefined> {
+  if (!response.usage) return;
+  const usage = toUsage(response.usage);
+  if (state.searches > 0) usage.webSearches = state.searches;
+  yield { type: 'usage', usage, complete: true };
 }
 
 /**

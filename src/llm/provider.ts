@@ -24,6 +24,13 @@ export interface StreamRequest {
    * no level, and the adapter sends nothing about reasoning.
    */
   reasoning?: ReasoningLevel;
+  /**
+   * Offer the provider's hosted web search (Anthropic's `web_search` server tool, the Responses
+   * API's `web_search` tool): the provider searches and the model answers with what it found;
+   * each search is a `web_search` event, never a tool call. Only adapters whose API has one
+   * honour it (see `offersWebSearch`).
+   */
+  webSearch?: boolean;
 }
 
 /** `--reasoning`: off, or how much reasoning to ask for. */
@@ -42,6 +49,8 @@ export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'aborted' | 'error'
  * - `reasoning`: one complete piece of reasoning state to keep and send back (see
  *   `ReasoningPart`), in stream order among the `text` and `tool_call` events.
  * - `retry`: the request failed in a way worth retrying and will be sent again after `delayMs`.
+ * - `web_search`: the provider ran a search of its own (hosted web search), with its query when
+ *   it says; fence runs nothing for it.
  * - `restart`: the connection dropped mid-reply and the request is being sent again:
  *   discard every `text`, `tool_call`, `thinking` and `reasoning` event received so far.
  * - `done`: always the last event. With stopReason `error`, `error` is a one-line message fit for a user,
@@ -53,6 +62,7 @@ export type StreamEvent =
   | { type: 'usage'; usage: Usage }
   | { type: 'thinking'; text: string }
   | { type: 'reasoning'; part: ReasoningPart }
+  | { type: 'web_search'; query: string }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }
   | { type: 'restart'; attempt: number; reason: string }
   | { type: 'done'; stopReason: StopReason; error?: string; errorKind?: FailureKind };

@@ -20,7 +20,7 @@ export interface RetryOptions {
  * only when the API said the reply is complete (a stream that just stops is a dropped connection).
  */
 export type AttemptEvent =
-  | Extract<StreamEvent, { type: 'text' | 'tool_call' | 'thinking' | 'reasoning' }>
+  | Extract<StreamEvent, { type: 'text' | 'tool_call' | 'thinking' | 'reasoning' | 'web_search' }>
   /** `complete`: the provider will not send better numbers for this reply. */
   | { type: 'usage'; usage: Usage; complete: boolean }
   | { type: 'finish'; stopReason: 'end' | 'max_tokens' | 'tool_use' | 'error'; error?: string };
@@ -162,7 +162,8 @@ class Tally {
         this.outputChars += event.text.length;
         break;
       case 'reasoning':
-        // Reasoning state of a failed attempt must be dropped too: a restart says so.
+      case 'web_search':
+        // Reasoning state and searches of a failed attempt must be dropped too: a restart says so.
         this.sawOutput = true;
         break;
       case 'usage':

@@ -54,6 +54,8 @@ export interface ChatSetup {
   maxTokens?: number;
   /** `--reasoning`: the level of every request, over the configuration's and the model's default. */
   reasoning?: ReasoningLevel;
+  /** Offer the provider's hosted web search with every request (decided by `webSearchChoice`). */
+  webSearch?: boolean;
   /**
    * Opens (or resumes) the chat's session, keeping what the file tools overwrite for `/undo`:
    * the command line's wiring, which this layer does not import. `confirm` asks the person
@@ -188,6 +190,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       ...agentParts(session),
       format,
       reasoning: resolveReasoning(reasoning.explicit, agentModel.info),
+      ...(setup.webSearch ? { webSearch: true } : {}),
       maxCostUsd: setup.maxCostUsd,
       maxTokens: setup.maxTokens,
       loopDetector: new LoopDetector(),

@@ -51,6 +51,11 @@ export function createProgressRenderer(out: NodeJS.WritableStream): (event: Agen
         endStreamed();
         newline();
         break;
+      case 'web_search':
+        endStreamed();
+        newline();
+        write(`[web search${event.query ? `: ${visibleLine(event.query)}` : ''}]\n`);
+        break;
       case 'retry':
         endStreamed();
         newline();

@@ -32,6 +32,7 @@ export function renderResponses(script: Script, body: WireBody, context: Respons
     if (step.kind === 'tool_call') stream.functionCall(step.id, step.name, step.args);
     if (step.kind === 'thinking') stream.reasoning(step.text, step.signature, after[index]);
     if (step.kind === 'redacted_thinking') stream.reasoning('', step.data, after[index]);
+    if (step.kind === 'web_search') stream.webSearch(step.query);
   });
   const failedAt = stream.sequence;
   const finish = stream.finish();
@@ -88,6 +89,16 @@ class ResponsesStream {
     for (const delta of halves(args)) this.push('response.function_call_arguments.delta', { item_id: id, output_index: index, delta });
     this.push('response.function_call_arguments.done', { item_id: id, output_index: index, name, arguments: args });
     this.addDone({ ...item, status: 'completed', arguments: args });
+  }
+
+  /** A whole `web_search_call` item, as the API runs its hosted search. */
+  webSearch(query: string): void {
+    this.closeMessage(this.frames, 'completed');
+    const index = this.output.length;
+    const id = `ws_fake_${this.context.request}_${index}`;
+    this.push('response.output_item.added', { output_index: index, item: { id, type: 'web_search_call', status: 'in_progress' } });
+    for (const stage of ['in_progress', 'searching', 'completed']) this.push(`response.web_search_call.${stage}`, { item_id: id, output_index: index });
+    this.addDone({ id, type: 'web_search_call', status: 'completed', action: { type: 'search', query } });
   }
 
   /** A whole reasoning item: summary `text` (if wanted and not empty), encrypted content `seal` (if asked for). */

@@ -35,6 +35,7 @@ export type Step =
   | { kind: 'tool_call'; id: string; name: string; args: string }
   | { kind: 'thinking'; text: string; signature: string }
   | { kind: 'redacted_thinking'; data: string }
+  | { kind: 'web_search'; id: string; query: string }
   | { kind: 'delay'; ms: number }
   | { kind: 'end_message' };
 
@@ -111,6 +112,17 @@ export class ReplyBuilder {
    */
   endMessage(): this {
     this.script.steps.push({ kind: 'end_message' });
+    return this;
+  }
+
+  /**
+   * A search of the provider's hosted web search, run by the API itself. Anthropic: a
+   * `server_tool_use` block (its input streamed in two pieces) and a `web_search_tool_result`
+   * block with one result, counted in `usage.server_tool_use.web_search_requests`. Responses: a
+   * `web_search_call` item. Chat Completions: nothing (it has no hosted search).
+   */
+  webSearch(query: string, id: string = `srvtoolu_${this.ids.callId()}`): this {
+    this.script.steps.push({ kind: 'web_search', id, query });
     return this;
   }
 

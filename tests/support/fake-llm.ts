@@ -386,6 +386,12 @@ function renderAnthropic(script: Script, body: WireBody, context: RenderContext)
       block({ type: 'thinking', thinking: '', signature: '' }, [...deltas, { type: 'signature_delta', signature: step.signature }]);
       context.issue({ request: context.request, format: 'anthropic', kind: 'thinking', value: step.signature, text: step.text, ...before });
     }
+    if (step.kind === 'web_search') {
+      const deltas = halves(JSON.stringify({ query: step.query })).map((part) => ({ type: 'input_json_delta', partial_json: part }));
+      block({ type: 'server_tool_use', id: step.id, name: 'web_search', input: {} }, deltas);
+      const result = { type: 'web_search_result', title: `About ${step.query}`, url: 'https://example.org/result', encrypted_content: 'enc', page_age: null };
+      block({ type: 'web_search_tool_result', tool_use_id: step.id, content: [result] }, []);
+    }
     if (step.kind === 'redacted_thinking') {
       block({ type: 'redacted_thinking', data: step.data }, []);
       context.issue({ request: context.request, format: 'anthropic', kind: 'redacted_thinking', value: step.data, ...before });
@@ -394,7 +400,9 @@ function renderAnthropic(script: Script, body: WireBody, context: RenderContext)
   const finish: string[] = [];
   if (openText) finish.push(event('content_block_stop', { index }));
   const reason = { end: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use' }[stopOf(script)];
-  finish.push(event('message_delta', { delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: output } }));
+  const searches = script.steps.filter((step) => step.kind === 'web_search').length;
+  const searchUsage = searches > 0 ? { server_tool_use: { web_search_requests: searches, web_fetch_requests: 0 } } : {};
+  finish.push(event('message_delta', { delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: output, ...searchUsage } }));
   finish.push(event('message_stop', {}));
   return { frames, finish, error: (type, message) => event('error', { error: { type, message } }) };
 }
