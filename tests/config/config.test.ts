@@ -461,7 +461,7 @@ max_output_tokens = 64000
 
   it('refuses unknown [models] keys, naming the known ones, and model ids without a provider', async () => {
     expect(await projectError('[models."openai/gpt-5"]\ncontext = 400000\n')).toBe(
-      'fence.toml: models."openai/gpt-5": unknown key "context" (known keys: context_window, max_output_tokens, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok)',
+      'fence.toml: models."openai/gpt-5": unknown key "context" (known keys: context_window, max_output_tokens, input_per_mtok, output_per_mtok, cache_read_per_mtok, cache_write_per_mtok, images)',
     );
     expect(await projectError('[models.gpt-5]\ncontext_window = 400000\n')).toBe(
       'fence.toml: models.gpt-5: a model id is written provider/model, e.g. "anthropic/claude-sonnet-4-6"',

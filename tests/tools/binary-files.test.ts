@@ -12,8 +12,11 @@ import { makeToolContext, useTempWorkspace } from '../support/tool-context';
 
 const workspaceDir = useTempWorkspace();
 
-/** The first bytes of a PNG: a NUL among them, as in any image. */
-const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d]);
+/**
+ * The first bytes of an ELF program: NULs among them, as in any executable. (An image's first
+ * bytes would make `read` take it for an image: see tests/cli/read-image.test.ts.)
+ */
+const elf = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00]);
 
 /**
  * Text in UTF-16: every byte is valid UTF-8 (ASCII letters and NULs), so a check for UTF-8
@@ -39,7 +42,7 @@ const calls: { tool: ToolSpec; input: (path: string) => Record<string, unknown>;
 
 describe.each(calls)('$tool.name on a binary file', ({ tool, input, refusal }) => {
   it.each([
-    { name: 'logo.png', bytes: png },
+    { name: 'app.bin', bytes: elf },
     { name: 'vars.txt', bytes: utf16 },
   ])('refuses $name in the words every file tool uses, and leaves it as it was', async ({ name, bytes }) => {
     const file = join(workspaceDir(), name);
@@ -60,7 +63,7 @@ describe.each(calls)('$tool.name on a binary file', ({ tool, input, refusal }) =
 
 describe('isBinary', () => {
   it('takes a NUL byte in the first 8 KB as the sign of a binary file', () => {
-    expect(isBinary(png)).toBe(true);
+    expect(isBinary(elf)).toBe(true);
     expect(isBinary(Buffer.concat([Buffer.alloc(8191, 0x61), Buffer.from([0])]))).toBe(true);
   });
 
