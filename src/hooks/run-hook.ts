@@ -51,17 +51,18 @@ export type HookRun =
  * group of its own, with only `PATH`, `HOME`, `LANG`, `TMPDIR`, `TERM=dumb` and `env` in its
  * environment (so fence's keys and the person's tokens never reach it). At its time limit, or
  * when `signal` aborts, the whole group gets SIGTERM, then SIGKILL; inside the sandbox the
- * sandbox's first process takes everything in it along. Never throws and never hangs: a hook
- * that keeps its pipes open after being killed is let go.
+ * sandbox's first process takes everything in it along. When the hook exits, what it left
+ * running in its group is killed. Never throws and never hangs: a hook that keeps its pipes
+ * open after being killed is let go.
  */
 export async function runHook(hook: HookCommand, input: string, signal?: AbortSignal): Promise<HookRun> {
   if (signal?.aborted) return { kind: 'stopped' };
   const [file = '', ...args] = hook.command;
-  const line = hook.wrap ? hook.wrap(file, args, { cwd: hook.cwd, terminal: 'none' }) : { command: file, args };
   const groupKill = process.platform !== 'win32';
   return new Promise<HookRun>((resolve) => {
     let child: ReturnType<typeof spawn>;
     try {
+      const line = hook.wrap ? hook.wrap(file, args, { cwd: hook.cwd, terminal: 'none' }) : { command: file, args };
       child = spawn(line.command, line.args, { cwd: hook.cwd, env: hookEnv(hook.env), stdio: ['pipe', 'pipe', 'pipe'], detached: groupKill });
     } catch (error) {
       resolve({ kind: 'not-started', reason: error instanceof Error ? error.message : String(error) });
