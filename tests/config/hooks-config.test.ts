@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectCommandFiles } from '../../src/config/command-files';
 import { mergeConfigFiles, parseConfigText } from '../../src/config/config';
+import { unsandboxedCommands } from '../../src/cli/unsandboxed-commands';
 
 /** The error of a file holding `text`, or the hooks it gives. */
 function parsed(text: string) {
@@ -59,5 +63,28 @@ describe('[[hooks]] in a configuration file', () => {
     ]);
     expect(merged.sandbox.ignored).toContain('fence.toml: hooks[0].sandbox = false ignored: it runs inside the sandbox (only your own config.toml can take a hook out)');
     expect(mergeConfigFiles({}, {}).hooks).toBeUndefined();
+  });
+});
+
+describe('the files hooks run', () => {
+  it("are covered by a project's trust: each workspace file a hook's command line names", () => {
+    const workspace = realpathSync(mkdtempSync('/var/tmp/fence-hook-files-'));
+    try {
+      mkdirSync(join(workspace, 'scripts'));
+      writeFileSync(join(workspace, 'scripts', 'check.sh'), '#!/bin/sh\n');
+      writeFileSync(join(workspace, 'lint.py'), '');
+      const text = '[[hooks]]\nevent = "stop"\ncommand = ["./scripts/check.sh"]\n\n[[hooks]]\nevent = "post_tool"\ncommand = ["python3", "lint.py", "--config=missing.toml"]\n';
+      expect(projectCommandFiles(text, workspace)).toEqual(['lint.py', 'scripts/check.sh']);
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  });
+
+  it('are run outside the sandbox only for a hook that says sandbox = false', () => {
+    const hooks = [
+      { event: 'stop' as const, command: ['./inside.sh'] },
+      { event: 'stop' as const, command: ['./outside.sh', 'arg'], sandbox: false },
+    ];
+    expect(unsandboxedCommands({ tools: {}, mcpServers: {}, hooks }, '/w')).toEqual([{ words: ['./outside.sh', 'arg'], cwd: '/w' }]);
   });
 });
