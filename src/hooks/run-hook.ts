@@ -15,6 +15,9 @@ const KILL_GRACE_MS = 1000;
  */
 const PIPES_GRACE_MS = 2000;
 
+/** The longest delay `setTimeout` honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Variables every hook gets (when set); nothing else of fence's environment reaches it. */
 const BASE_ENV = ['PATH', 'HOME', 'LANG', 'TMPDIR'] as const;
 
@@ -123,7 +126,8 @@ export async function runHook(hook: HookCommand, input: string, signal?: AbortSi
       timers.push(setTimeout(() => finish(ended()), PIPES_GRACE_MS));
     });
     child.on('close', () => finish(ended()));
-    timers.push(setTimeout(() => stop('timeout'), hook.timeoutSeconds * 1000));
+    // Node fires a longer timer at once: the longest it takes is ~24.8 days.
+    timers.push(setTimeout(() => stop('timeout'), Math.min(hook.timeoutSeconds * 1000, MAX_TIMER_MS)));
     signal?.addEventListener('abort', onAbort, { once: true });
     child.stdin?.end(input);
   });

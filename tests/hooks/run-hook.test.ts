@@ -60,6 +60,10 @@ describe('runHook', () => {
     expect(await runHook({ command: ['./no-such-hook'], cwd: dir, timeoutSeconds: 5 }, '')).toEqual({ kind: 'not-started', reason: 'command "./no-such-hook" not found' });
   });
 
+  it('takes a time limit longer than a timer can hold as the longest one', async () => {
+    expect(await runHook(sh('echo ok', 1e12), '')).toEqual({ kind: 'exited', code: 0, stdout: 'ok\n', stderr: '' });
+  });
+
   it('stops when the run it belongs to stops', async () => {
     const controller = new AbortController();
     const running = runHook(sh('sleep 600'), '', controller.signal);
