@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { isReplaced, isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
 import type { AttachFiles } from '../tui/chat-attachments';
@@ -97,14 +97,25 @@ export function attachToPrompt(prompt: string, context: AttachContext): Attached
       if (token.kind === 'mention' || imageNamed) return { error: `${shown} cannot be attached: ${refusal}` };
       continue;
     }
-    const isImage = imageNamed || startsAsImage(path);
+    const opened = openJudged(path, denied);
+    if ('error' in opened) {
+      if (token.kind === 'mention' || imageNamed) return { error: `${shown} cannot be attached: ${opened.error}` };
+      continue;
+    }
+    let read: (AttachedText & { content: string }) | { error: string } | undefined;
+    let isImage: boolean;
+    try {
+      isImage = imageNamed || startsAsImage(readStart(opened.fd, 12));
+      if (!isImage && token.kind === 'mention') read = texts.get(path) ?? readText(opened, path, shown);
+    } finally {
+      closeSync(opened.fd);
+    }
     if (token.kind === 'pasted' && !isImage) continue;
     let mention: string;
-    if (isImage) {
+    if (read === undefined) {
       if (!images.has(path)) images.set(path, { path, shown });
       mention = `[image: ${shown}]`;
     } else {
-      const read = texts.get(path) ?? readText(path, shown);
       if ('error' in read) return read;
       texts.set(path, read);
       mention = shown;
@@ -139,7 +150,17 @@ export function imageArguments(files: readonly string[], cwd: string, context: A
     if (kind !== 'file') return { error: `--image ${file}: ${kind}` };
     const refusal = denied(path);
     if (refusal) return { error: `--image ${file}: ${refusal}` };
-    if (!IMAGE_EXTENSIONS.has(extname(path).toLowerCase()) && !startsAsImage(path)) return { error: `--image ${file}: not an image (PNG, JPEG, GIF or WebP)` };
+    if (!IMAGE_EXTENSIONS.has(extname(path).toLowerCase())) {
+      const opened = openJudged(path, denied);
+      if ('error' in opened) return { error: `--image ${file}: ${opened.error}` };
+      let image: boolean;
+      try {
+        image = startsAsImage(readStart(opened.fd, 12));
+      } finally {
+        closeSync(opened.fd);
+      }
+      if (!image) return { error: `--image ${file}: not an image (PNG, JPEG, GIF or WebP)` };
+    }
     if (!images.some((image) => image.path === path)) images.push({ path, shown });
   }
   return images;
@@ -184,57 +205,82 @@ function shownPath(path: string, context: AttachContext): string {
   return path;
 }
 
-/** Whether the first bytes of the file at `path` are those of a PNG, JPEG, GIF or WebP image; false when it cannot be read. */
-function startsAsImage(path: string): boolean {
-  const head = readHead(path, 12);
-  if (!head) return false;
+/** Whether `head` (a file's first bytes) is that of a PNG, JPEG, GIF or WebP image. */
+function startsAsImage(head: Buffer): boolean {
   const starts = (offset: number, ...bytes: number[]) => bytes.every((byte, i) => head[offset + i] === byte);
   return (
     starts(0, 0x89, 0x50, 0x4e, 0x47) || starts(0, 0xff, 0xd8, 0xff) || starts(0, 0x47, 0x49, 0x46, 0x38) || (starts(0, 0x52, 0x49, 0x46, 0x46) && starts(8, 0x57, 0x45, 0x42, 0x50))
   );
 }
 
-function readHead(path: string, length: number): Buffer | undefined {
-  let fd: number | undefined;
+/** A regular file held open, judged by the sandbox as the file it is (see `openJudged`). */
+interface JudgedFile {
+  fd: number;
+  size: number;
+}
+
+/**
+ * Opens `path` and judges the file opened, not the path: its real path as the kernel names it
+ * (`/proc/self/fd`), so a link swapped in after the path was checked (by a process the model
+ * left running) leads nowhere `refusal` refuses. Without `/proc`, the path's real path now,
+ * which must be the same file (device and inode). Non-blocking: a named pipe swapped in never
+ * holds the open. Returns why it cannot be read otherwise; the caller closes `fd`.
+ */
+function openJudged(path: string, refusal: (path: string) => string | undefined): JudgedFile | { error: string } {
+  let fd: number;
   try {
-    fd = openSync(path, 'r');
-    const buffer = Buffer.alloc(length);
-    return buffer.subarray(0, readSync(fd, buffer, 0, length, 0));
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    return { error: describeFailure(error) };
+  }
+  const fail = (error: string) => {
+    closeSync(fd);
+    return { error };
+  };
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return fail('not a regular file');
+    let real: string;
+    try {
+      real = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      real = realPathOf(path);
+      const now = statSync(real, { throwIfNoEntry: false });
+      if (now?.dev !== stat.dev || now.ino !== stat.ino) return fail('it changed while it was opened');
+    }
+    const refused = refusal(real);
+    return refused ? fail(refused) : { fd, size: stat.size };
+  } catch (error) {
+    return fail(describeFailure(error));
   }
 }
 
-/** The content of the text file at `path`, cut at `TEXT_ATTACHMENT_BYTES`, or why it cannot be attached. */
-function readText(path: string, shown: string): (AttachedText & { content: string }) | { error: string } {
-  let fd: number | undefined;
+/** Up to `length` bytes from the start of an open file. */
+function readStart(fd: number, length: number): Buffer {
+  const buffer = Buffer.alloc(length);
+  return buffer.subarray(0, readSync(fd, buffer, 0, length, 0));
+}
+
+/**
+ * The content of an opened text file, cut at `TEXT_ATTACHMENT_BYTES`, or why it cannot be
+ * attached (binary, not UTF-8).
+ */
+function readText(file: JudgedFile, path: string, shown: string): (AttachedText & { content: string }) | { error: string } {
+  const bytes = readStart(file.fd, Math.min(file.size, TEXT_ATTACHMENT_BYTES));
+  const cut = file.size > bytes.length;
+  if (bytes.includes(0)) return { error: `${shown} cannot be attached: it is binary, and only text files and images (PNG, JPEG, GIF, WebP) are` };
+  let content: string;
   try {
-    fd = openSync(path, 'r');
-    const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(size, TEXT_ATTACHMENT_BYTES));
-    const length = readSync(fd, buffer, 0, buffer.length, 0);
-    const bytes = buffer.subarray(0, length);
-    const cut = size > length;
-    if (bytes.includes(0)) return { error: `${shown} cannot be attached: it is binary, and only text files and images (PNG, JPEG, GIF, WebP) are` };
-    let content: string;
-    try {
-      // `stream`: a character cut in two at the cap is left out, not taken for bad text.
-      content = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: cut });
-    } catch {
-      return { error: `${shown} cannot be attached: it is not UTF-8 text, and only text files and images (PNG, JPEG, GIF, WebP) are` };
-    }
-    if (cut) {
-      const lastLine = content.lastIndexOf('\n');
-      if (lastLine > 0) content = content.slice(0, lastLine + 1);
-    }
-    return { path, shown, size, cut, content };
-  } catch (error) {
-    return { error: `${shown} cannot be attached: ${describeFailure(error)}` };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+    // `stream`: a character cut in two at the cap is left out, not taken for bad text.
+    content = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: cut });
+  } catch {
+    return { error: `${shown} cannot be attached: it is not UTF-8 text, and only text files and images (PNG, JPEG, GIF, WebP) are` };
   }
+  if (cut) {
+    const lastLine = content.lastIndexOf('\n');
+    if (lastLine > 0) content = content.slice(0, lastLine + 1);
+  }
+  return { path, shown, size: file.size, cut, content };
 }
 
 /** A text file's content as a fenced block headed by its path, with a note when it was cut. */
