@@ -102,7 +102,13 @@ export interface RunOptions {
    * a model known to read text only, ends the run with `error` (one sentence naming the file)
    * having appended and sent nothing.
    */
-  images?: readonly string[];
+  images?: readonly (string | AttachedImage)[];
+}
+
+/** An image file to attach to a prompt: its absolute `path`, and how errors and the log name it (default: `path`). */
+export interface AttachedImage {
+  path: string;
+  name?: string;
 }
 
 /**
@@ -271,7 +277,8 @@ export class Agent {
     const images = options.images?.length
       ? await attachImages(options.images, { dir: store.dir, modelId: this.llm.modelId, takesImages: this.llm.images !== false })
       : [];
-    if ('error' in images) return { status: 'error', error: images.error };
+    // Without its full stop: front ends add the session to the line.
+    if ('error' in images) return { status: 'error', error: images.error.replace(/\.$/, '') };
     const hooked = await hooksBeforePrompt(this.options.hooks, store, prompt, combineSignals(this.options.signal, options.signal));
     if ('refused' in hooked) return hooked.refused;
     const promptMessage = createMessage('user', prompt, images.length > 0 ? { meta: { images } } : {});

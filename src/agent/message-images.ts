@@ -8,19 +8,21 @@ export function noImagesError(modelId: string, name: string): string {
 }
 
 /**
- * Prepares the image files at `paths` (absolute) and stores them in the session folder `dir`,
+ * Prepares the image files at `paths` (absolute; with the name messages call each by, when
+ * given) and stores them in the session folder `dir`,
  * in order, for a prompt message's `meta.images`. All or nothing: the first file that fails
  * (see `prepareImage`), or any image at all when `takesImages` is false, gives `{ error }`,
  * one sentence naming the file, and nothing is stored. Never throws.
  */
 export async function attachImages(
-  paths: readonly string[],
+  paths: readonly (string | { path: string; name?: string })[],
   options: { dir: string; modelId: string; takesImages: boolean },
 ): Promise<ImageRef[] | { error: string }> {
   const prepared: PreparedImage[] = [];
-  for (const path of paths) {
-    if (!options.takesImages) return { error: noImagesError(options.modelId, path) };
-    const image = await prepareImage(path);
+  for (const given of paths) {
+    const { path, name = path } = typeof given === 'string' ? { path: given } : given;
+    if (!options.takesImages) return { error: noImagesError(options.modelId, name) };
+    const image = await prepareImage(path, { name });
     if (!isPrepared(image)) return image;
     prepared.push(image);
   }
