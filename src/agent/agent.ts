@@ -277,8 +277,7 @@ export class Agent {
     const images = options.images?.length
       ? await attachImages(options.images, { dir: store.dir, modelId: this.llm.modelId, takesImages: this.llm.images !== false })
       : [];
-    // Without its full stop: front ends add the session to the line.
-    if ('error' in images) return { status: 'error', error: images.error.replace(/\.$/, '') };
+    if ('error' in images) return { status: 'error', error: images.error };
     const hooked = await hooksBeforePrompt(this.options.hooks, store, prompt, combineSignals(this.options.signal, options.signal));
     if ('refused' in hooked) return hooked.refused;
     const promptMessage = createMessage('user', prompt, images.length > 0 ? { meta: { images } } : {});

@@ -42,7 +42,7 @@ describe('Agent.run with images', () => {
     await writeFile(join(rig.workspace, 'b.png'), 'plain text with a png name');
     const agent = await makeAgent();
     const outcome = await agent.run('Compare.', { images: [join(rig.workspace, 'a.png'), join(rig.workspace, 'b.png')] });
-    expect(outcome).toEqual({ status: 'error', error: `${join(rig.workspace, 'b.png')} is not a PNG, JPEG, GIF or WebP image` });
+    expect(outcome).toEqual({ status: 'error', error: `${join(rig.workspace, 'b.png')} is not a PNG, JPEG, GIF or WebP image.` });
     expect(rig.store.log).toEqual([]);
     expect(rig.server.requests).toEqual([]);
     expect(existsSync(join(rig.store.dir, 'images'))).toBe(false);
@@ -53,7 +53,7 @@ describe('Agent.run with images', () => {
     await writeFile(join(rig.workspace, 'b.png'), 'text');
     const agent = await makeAgent();
     const failed = await agent.run('Compare.', { images: [{ path: join(rig.workspace, 'b.png'), name: 'b.png' }] });
-    expect(failed).toEqual({ status: 'error', error: 'b.png is not a PNG, JPEG, GIF or WebP image' });
+    expect(failed).toEqual({ status: 'error', error: 'b.png is not a PNG, JPEG, GIF or WebP image.' });
     rig.server.reply((r) => r.text('Blue.'));
     expect(await agent.run('And this?', { images: [{ path: join(rig.workspace, 'a.png'), name: 'a.png' }] })).toMatchObject({ status: 'done' });
     expect(rig.store.log.find((message) => message.role === 'user')?.meta?.images?.[0]?.name).toBe('a.png');
@@ -63,7 +63,7 @@ describe('Agent.run with images', () => {
     await writeFile(join(rig.workspace, 'a.png'), await png());
     const agent = await makeAgent({ images: false });
     const outcome = await agent.run('What is this?', { images: [join(rig.workspace, 'a.png')] });
-    expect(outcome).toEqual({ status: 'error', error: `${join(rig.workspace, 'a.png')} cannot be attached: the model ${agent.modelId} does not take images` });
+    expect(outcome).toEqual({ status: 'error', error: `${join(rig.workspace, 'a.png')} cannot be attached: the model ${agent.modelId} does not take images.` });
     expect(rig.store.log).toEqual([]);
     expect(rig.server.requests).toEqual([]);
   });
