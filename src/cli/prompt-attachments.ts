@@ -378,8 +378,22 @@ export function chatAttachments(imageFiles: readonly string[], cwd: string, wher
       text: ready.text,
       images: ready.images.map((image) => image.path),
       shown: Object.fromEntries(ready.images.map((image) => [image.path, image.shown])),
-      files: ready.texts.map((file) => `${file.shown} · ${file.cut ? `first ${kilobytes(TEXT_ATTACHMENT_BYTES)} of ${kilobytes(file.size)}` : kilobytes(file.size)}`),
+      files: ready.texts.map((file) => `${file.shown} · ${sizeNote(file)}`),
       warnings: attached.warnings,
     };
   };
+}
+
+/** One line saying what a prompt carries (`attached: shot.png (image), notes.md (2 kB)`), or undefined when nothing. */
+export function attachedSummary(prompt: PromptToRun): string | undefined {
+  const parts = [
+    ...prompt.images.map((image) => `${image.shown} (image)`),
+    ...prompt.texts.map((file) => `${file.shown} (${sizeNote(file)})`),
+  ];
+  return parts.length > 0 ? `attached: ${parts.join(', ')}` : undefined;
+}
+
+/** How much of a text file went in: `2 kB`, or `first 100 kB of 293 kB`. */
+function sizeNote(file: AttachedText): string {
+  return file.cut ? `first ${kilobytes(TEXT_ATTACHMENT_BYTES)} of ${kilobytes(file.size)}` : kilobytes(file.size);
 }

@@ -24,7 +24,7 @@ import { createStreamJsonWriter, jsonResult, resultBeforeRun, textAnswer, usageT
 import { createProgressRenderer } from '../tui/progress-renderer';
 import { sameTerminal } from './same-terminal';
 import { splitPrompts, withPipedInput } from './read-prompts';
-import { attachToPrompts, chatAttachments } from './prompt-attachments';
+import { attachedSummary, attachToPrompts, chatAttachments } from './prompt-attachments';
 import type { StartingShell } from './starting-shell';
 import { webSearchChoice } from './web-search-choice';
 import type { ChatSetup } from '../tui/chat';
@@ -207,6 +207,10 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return failBeforeRun('usage', visibleText(attached.error));
   }
   for (const warning of attached.warnings) err.write(`fence: ${visibleText(warning)}\n`);
+  for (const prompt of attached.prompts) {
+    const summary = attachedSummary(prompt);
+    if (summary) err.write(`${visibleText(summary)}\n`);
+  }
 
   const stream = output === 'stream-json' ? createStreamJsonWriter((line) => process.stdout.write(line)) : undefined;
   stream?.start({

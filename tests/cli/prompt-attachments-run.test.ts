@@ -56,6 +56,7 @@ describe('images and files attached to a one-shot prompt', () => {
     cli.server.reply((r) => r.text('Two squares.'));
     const result = await fence(['--image', 'shots/a.png', '--image', 'shots/b.png', 'compare these']);
     expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr.split('\n')).toContain('attached: shots/a.png (image), shots/b.png (image)');
     const body = requestsText();
     expect(body).toContain(png.toString('base64'));
     expect(body).toContain(otherPng.toString('base64'));
@@ -72,6 +73,7 @@ describe('images and files attached to a one-shot prompt', () => {
     const result = await fence(['ask @user (mail me@example.com) about @notes.md.']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/no such file/);
+    expect(result.stderr.split('\n')).toContain('attached: notes.md (29 B)');
     const prompt = readOnlySessionLog(cli.dirs.home).find((message) => message.role === 'user');
     expect(prompt?.content).toBe('ask @user (mail me@example.com) about notes.md.\n\n```notes.md\n# Release\n\n- ship the parser\n```');
     expect(requestsText()).toContain('- ship the parser');
@@ -89,7 +91,7 @@ describe('images and files attached to a one-shot prompt', () => {
     { case: 'a missing --image', args: ['--image', 'gone.png', 'look'], line: 'fence: --image gone.png: no such file', code: 2 },
     { case: '--image of a text file', args: ['--image', 'notes.md', 'look'], line: 'fence: --image notes.md: not an image (PNG, JPEG, GIF or WebP)', code: 2 },
     { case: 'a binary file', args: ['run @tool.bin'], line: 'fence: tool.bin cannot be attached: it is binary, and only text files and images (PNG, JPEG, GIF, WebP) are', code: 2 },
-    { case: 'a damaged image', args: ['see @broken.png'], line: /^fence: .*broken\.png cannot be read as a PNG image: the file is damaged or incomplete\./m, code: 1 },
+    { case: 'a damaged image', args: ['see @broken.png'], line: /^fence: .*broken\.png cannot be read as a PNG image: the file is damaged or incomplete/m, code: 1 },
     { case: 'an image too large to send', args: ['see @huge.png'], line: /^fence: .*huge\.png .*(large|over|MB)/m, code: 1 },
   ])('refuses $case with one line, a failing exit code and no request', async ({ args, line, code }) => {
     writeFileSync(join(cli.dirs.workspace, 'notes.md'), 'notes\n');
