@@ -304,7 +304,7 @@ export class Agent {
       if (joined) store.append(createMessage('system', joined));
       const fitted = await this.requestMessages();
       if ('error' in fitted) return { status: 'error', error: fitted.error };
-      const messages = withImageData(fitted, store.dir, this.imageData);
+      const messages = withImageData(fitted, store.dir, this.imageData, this.llm.images !== false);
       const reasoning = this.reasoningLevel;
       const tools = this.toolDefinitions();
       const request = { model: this.llm.model, messages, ...(tools ? { tools } : {}), ...(reasoning ? { reasoning } : {}), ...(this.options.webSearch ? { webSearch: true } : {}) };

@@ -46,12 +46,19 @@ export function storeImages(dir: string, images: readonly PreparedImage[]): Imag
  * The messages of a request with each image's bytes read from the session folder `dir` into
  * copies of its message (`ImageRef.data`); `cache` keeps what was read, by file, for the
  * session's later requests. An image whose file is gone is left out, and its message's text
- * says so. Messages without images are the same objects. Never throws.
+ * says so; with `takesImages` false (the session switched to a model that reads text only),
+ * every image is, and the text says that. Messages without images are the same objects.
+ * Never throws.
  */
-export function withImageData(messages: readonly Message[], dir: string, cache: Map<string, string>): Message[] {
+export function withImageData(messages: readonly Message[], dir: string, cache: Map<string, string>, takesImages = true): Message[] {
   return messages.map((message) => {
     const images = message.meta?.images;
     if (!images || images.length === 0) return message;
+    if (!takesImages) {
+      const names = images.map((image) => image.name ?? image.file).join(', ');
+      const note = `\n\n[Images left out, as this model does not take images: ${names}.]`;
+      return { ...message, content: `${message.content}${note}`, meta: { ...message.meta, images: [] } };
+    }
     const loaded: ImageRef[] = [];
     const missing: string[] = [];
     for (const image of images) {

@@ -80,6 +80,20 @@ describe('Agent.run with images', () => {
     expect(text).toContain('could not be read from the session folder: lost.png');
     expect(text).not.toContain('input_image');
   });
+
+  it('leaves the images of the log out for a model switched to that reads text only, saying so', async () => {
+    await writeFile(join(rig.workspace, 'a.png'), await png());
+    rig.server.reply((r) => r.text('Blue.'));
+    const agent = await makeAgent();
+    await agent.run('What is this?', { images: [{ path: join(rig.workspace, 'a.png'), name: 'a.png' }] });
+    const { provider, model, modelId } = await fakeProvider(rig.server, 'openai');
+    agent.useModel({ provider, model, modelId, images: false });
+    rig.server.reply((r) => r.text('Noted.'));
+    expect(await agent.run('Go on.')).toMatchObject({ status: 'done' });
+    const text = JSON.stringify(rig.server.requests[1]?.body);
+    expect(text).not.toContain((await png()).toString('base64'));
+    expect(text).toContain('Images left out, as this model does not take images: a.png.');
+  });
 });
 
 describe('fitting images into the context window', () => {
