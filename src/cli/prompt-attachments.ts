@@ -9,9 +9,9 @@ import { findAttachmentTokens, type AttachmentToken, type TokenReading } from '.
  * onto the terminal (its path pasted). Images go to the model as images, by absolute path (the
  * agent stores and scales them); a text file's content is put after the prompt in a fenced
  * block headed by its path. The person's own view of the files counts (the host's `/tmp`, not
- * the sandbox's), except that a path the sandbox denies is never attached: a prompt may come
- * from a file, a pipe or a script, and what a credential store holds must not reach the model
- * because a prompt named it.
+ * the sandbox's), except that a path the sandbox denies, or one under `/proc`, is never
+ * attached (see `deniedCheck`): a prompt may come from a file, a pipe or a script, and what a
+ * credential store holds must not reach the model because a prompt named it.
  */
 
 /** Most bytes of a text file put into a prompt; a longer file is cut there, with a note. */
@@ -167,7 +167,7 @@ export function imageArguments(files: readonly string[], cwd: string, context: A
 }
 
 /** The first reading of `token` that names something on disk, with its absolute path. */
-function findFile(token: AttachmentToken, context: AttachContext): { reading: TokenReading; path: string; shown: string; kind: string } | undefined {
+function findFile(token: AttachmentToken, context: AttachContext): { reading: TokenReading; path: string; shown: string; kind: FileKind } | undefined {
   for (const reading of token.readings) {
     const expanded = expandHome(reading.path, context.home);
     const path = isAbsolute(expanded) ? resolve(expanded) : resolve(context.workspace, expanded);
@@ -178,8 +178,10 @@ function findFile(token: AttachmentToken, context: AttachContext): { reading: To
   return undefined;
 }
 
-/** What is at `path` (links followed): a file, a folder, nothing, or why it cannot be told. */
-function fileKind(path: string): 'file' | 'folder' | 'missing' | string {
+/** What is at a path (links followed): a file, a folder, nothing, or else a few words saying what (`not a regular file`, `permission denied`). */
+type FileKind = 'file' | 'folder' | 'missing' | (string & {});
+
+function fileKind(path: string): FileKind {
   try {
     const stat = statSync(path, { throwIfNoEntry: false });
     if (!stat) return 'missing';
