@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { attachToPrompt, imageArguments, TEXT_ATTACHMENT_BYTES, type AttachContext } from '../../src/cli/prompt-attachments';
+import { attachedSummary, attachToPrompt, attachToPrompts, imageArguments, TEXT_ATTACHMENT_BYTES, type AttachContext } from '../../src/cli/prompt-attachments';
 import type { SandboxPolicy } from '../../src/os-sandbox/policy';
 
 /** The first bytes of a PNG: enough for fence to take the file for one. */
@@ -142,5 +142,19 @@ describe('imageArguments', () => {
     expect(imageArguments(['docs'], workspace, context)).toEqual({ error: '--image docs: a folder, not an image file' });
     expect(imageArguments(['notes.md'], workspace, context)).toEqual({ error: '--image notes.md: not an image (PNG, JPEG, GIF or WebP)' });
     expect(imageArguments(['~/.ssh/shot.png'], workspace, context)).toEqual({ error: "--image ~/.ssh/shot.png: the sandbox denies it (keys, credentials and fence's own data stay out of the model's reach)" });
+  });
+});
+
+describe('attachToPrompts', () => {
+  it('gives the --image files to the first prompt only, once each, and says what each prompt carries', () => {
+    writeFileSync(join(workspace, 'other.png'), PNG_HEAD);
+    const attached = attachToPrompts(['look at @shot.png', 'and now @notes.md'], ['shot.png', 'other.png'], workspace, context);
+    if ('error' in attached) throw new Error(attached.error);
+    expect(attached.prompts.map((prompt) => prompt.images.map((image) => image.shown))).toEqual([['shot.png', 'other.png'], []]);
+    expect(attached.prompts.map(attachedSummary)).toEqual(['attached: shot.png (image), other.png (image)', 'attached: notes.md (17 B)']);
+  });
+
+  it('stops at the first file that cannot be attached, in any prompt', () => {
+    expect(attachToPrompts(['fine', 'then @~/.ssh/id_rsa'], [], workspace, context)).toMatchObject({ error: expect.stringContaining('~/.ssh/id_rsa cannot be attached') });
   });
 });
