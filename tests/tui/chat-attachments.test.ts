@@ -13,8 +13,8 @@ afterEach(() => {
   running = undefined;
 });
 
-function startChat(model = 'openai/gpt-test'): TerminalSession {
-  running = startTerminalSession({ args: ['-m', model], cwd: cli.dirs.workspace, env: { ...cli.env(), EDITOR: 'false' }, cols: 120, rows: 40 });
+function startChat(model = 'openai/gpt-test', args: string[] = []): TerminalSession {
+  running = startTerminalSession({ args: ['-m', model, ...args], cwd: cli.dirs.workspace, env: { ...cli.env(), EDITOR: 'false' }, cols: 120, rows: 40 });
   return running;
 }
 
@@ -97,6 +97,23 @@ describe('attachments in the chat', () => {
     // Ctrl-C drops the prompt given back; Ctrl-D at the empty prompt leaves.
     chat.type(KEYS.ctrlC);
     await chat.waitFor(/^› $/m);
+    chat.type(KEYS.ctrlD);
+    expect(await chat.exited).toBe(0);
+  });
+
+  it('gives --image to the first prompt sent, and only to it', { timeout: 60_000 }, async () => {
+    const png = await sharp({ create: { width: 12, height: 10, channels: 3, background: '#00aa00' } }).png().toBuffer();
+    writeFileSync(join(cli.dirs.workspace, 'shot.png'), png);
+    cli.server.reply((r) => r.text('Green.')).reply((r) => r.text('Nothing new.'));
+    const chat = startChat('openai/gpt-test', ['--image', 'shot.png']);
+    await chat.waitFor('/help for commands');
+    chat.type(`what colour?${KEYS.enter}`);
+    await chat.waitFor('Green.');
+    expect(chat.screen().join('\n')).toContain('[image: shot.png 12×10]');
+    chat.type(`and now?${KEYS.enter}`);
+    await chat.waitFor('Nothing new.');
+    const prompts = readOnlySessionLog(cli.dirs.home).filter((message) => message.role === 'user');
+    expect(prompts.map((message) => message.meta?.images?.length ?? 0)).toEqual([1, 0]);
     chat.type(KEYS.ctrlD);
     expect(await chat.exited).toBe(0);
   });
