@@ -378,8 +378,7 @@ export function chatAttachments(imageFiles: readonly string[], cwd: string, wher
     const ready = attached.prompts[0] ?? { text: prompt, images: [], texts: [] };
     return {
       text: ready.text,
-      images: ready.images.map((image) => image.path),
-      shown: Object.fromEntries(ready.images.map((image) => [image.path, image.shown])),
+      images: ready.images.map((image) => ({ path: image.path, name: image.shown })),
       files: ready.texts.map((file) => `${file.shown} · ${sizeNote(file)}`),
       warnings: attached.warnings,
     };

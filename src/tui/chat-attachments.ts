@@ -8,10 +8,8 @@ import type { createStyle } from './terminal-style';
 export interface ChatPrompt {
   /** What the model reads. */
   text: string;
-  /** Absolute paths of the images the prompt carries. */
-  images: string[];
-  /** How the prompt names each image, by absolute path: for the transcript. */
-  shown: Record<string, string>;
+  /** The images the prompt carries: absolute path, and how the prompt names it. */
+  images: { path: string; name: string }[];
   /** Text files put into the prompt, as `notes.md · 2 kB` lines. */
   files: string[];
   /** Mentions that meant a file but name none, or name a folder: left as typed. */
@@ -34,9 +32,6 @@ export function attachedFileLines(prompt: ChatPrompt, style: ReturnType<typeof c
  * The transcript's lines for the images a prompt message carries, once stored: `[image:
  * shot.png 1200×800]`, the size being what the model gets. Named as the prompt named them.
  */
-export function attachedImageLines(message: Message, shown: Record<string, string>, style: ReturnType<typeof createStyle>): string[] {
-  return (message.meta?.images ?? []).map((image) => {
-    const name = image.name === undefined ? 'image' : (shown[image.name] ?? basename(image.name));
-    return style.dim(`[image: ${visibleLine(name)} ${image.width}×${image.height}]`);
-  });
+export function attachedImageLines(message: Message, style: ReturnType<typeof createStyle>): string[] {
+  return (message.meta?.images ?? []).map((image) => style.dim(`[image: ${visibleLine(image.name ?? basename(image.file))} ${image.width}×${image.height}]`));
 }

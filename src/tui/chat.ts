@@ -181,8 +181,6 @@ export async function runChat(setup: ChatSetup): Promise<number> {
   // end and the next prompt (Ctrl-C above all) reach the editor instead of the terminal driver.
   const terminal = rawTerminal(process.stdin, stdout);
   try {
-    /** How the prompt under way names its images, for the transcript's `[image: …]` lines. */
-    let shownImages: Record<string, string> = {};
     const agentModel = await loadAgentModel(setup.resolved, config.models, view.warn, config.providers);
     const reasoning = { explicit: setup.reasoning ?? config.reasoning };
     const agent = new Agent({
@@ -197,7 +195,7 @@ export async function runChat(setup: ChatSetup): Promise<number> {
       signal: sessionController.signal,
       onEvent: (event) => {
         view.onEvent(event);
-        if (event.type === 'prompt') view.printLines(attachedImageLines(event.message, shownImages, style));
+        if (event.type === 'prompt') view.printLines(attachedImageLines(event.message, style));
       },
     });
 
@@ -226,13 +224,12 @@ export async function runChat(setup: ChatSetup): Promise<number> {
     };
     /** Runs a prompt; false when it was refused before anything was kept (a file it names), so it can be edited. */
     const runPrompt = async (typed: string): Promise<boolean> => {
-      const prompt = setup.attach ? setup.attach(typed, session.toolContext) : { text: typed, images: [], shown: {}, files: [], warnings: [] };
+      const prompt = setup.attach ? setup.attach(typed, session.toolContext) : { text: typed, images: [], files: [], warnings: [] };
       if ('error' in prompt) {
         view.printLines(wrapHanging(`✗ ${visibleLine(prompt.error)}`, view.width, 2, style.red));
         return false;
       }
       view.printLines(attachedFileLines(prompt, style));
-      shownImages = prompt.shown;
       const kept = session.store.log.length;
       const images = prompt.images.length > 0 ? { images: prompt.images } : {};
       const outcome = await underway((signal) => agent.run(prompt.text, { signal, maxTurns: setup.maxTurns ?? DEFAULT_MAX_TURNS, ...images }));
