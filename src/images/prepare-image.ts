@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { Sharp } from 'sharp';
 import type { ImageMediaType } from '../conversation/message';
@@ -53,7 +54,8 @@ export async function prepareImage(path: string, options: { name?: string } = {}
   const name = options.name ?? path;
   let handle;
   try {
-    handle = await open(path, 'r');
+    // Without blocking: a named pipe would otherwise wait for a writer forever.
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { error: `${name} does not exist.` };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
@@ -78,13 +79,15 @@ describe('prepareImage', () => {
     });
   });
 
-  it('refuses a missing, empty, folder or oversized file by name before decoding it', async () => {
+  it('refuses a missing, empty, folder, named pipe or oversized file by name before decoding it', async () => {
     expect(await prepareImage(join(dir, 'nope.png'), { name: 'nope.png' })).toEqual({ error: 'nope.png does not exist.' });
     writeFileSync(join(dir, 'empty.png'), '');
     expect(await prepareImage(join(dir, 'empty.png'), { name: 'empty.png' })).toEqual({ error: 'empty.png is empty.' });
     expect(await prepareImage(dir, { name: 'shots' })).toEqual({ error: 'shots is a folder, not an image.' });
     writeFileSync(join(dir, 'huge.png'), '');
     truncateSync(join(dir, 'huge.png'), 21 * 1024 * 1024);
+    execFileSync('mkfifo', [join(dir, 'pipe.png')]);
+    expect(await prepareImage(join(dir, 'pipe.png'), { name: 'pipe.png' })).toEqual({ error: 'pipe.png is not a regular file.' });
     expect(await prepareImage(join(dir, 'huge.png'), { name: 'huge.png' })).toEqual({ error: 'huge.png is too large (21 MB; images up to 20 MB are taken).' });
   });
 });
