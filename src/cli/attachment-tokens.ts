@@ -191,3 +191,18 @@ function codeSpans(text: string): { start: number; end: number }[] {
   }
   return spans;
 }
+
+/**
+ * The whole prompt as one pasted path, when it has that form and holds a space: a terminal that
+ * pastes a dragged file's path without quotes or escapes (`/home/me/Shot 1.png`) leaves the
+ * words apart, and only the whole line names the file. Undefined otherwise (quoted and escaped
+ * forms are `findAttachmentTokens`' to find).
+ */
+export function wholePromptPath(prompt: string): AttachmentToken | undefined {
+  const text = prompt.trim();
+  if (!/\s/.test(text) || /[\n'"\\`]/.test(text)) return undefined;
+  const path = pastedPath(text);
+  if (path === undefined) return undefined;
+  const start = prompt.indexOf(text);
+  return { kind: 'pasted', start, readings: [{ path, end: start + text.length }], deliberate: false };
+}

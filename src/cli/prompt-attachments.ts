@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, stat
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { isReplaced, isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
 import type { AttachFiles } from '../tui/chat-attachments';
-import { findAttachmentTokens, type AttachmentToken, type TokenReading } from './attachment-tokens';
+import { findAttachmentTokens, wholePromptPath, type AttachmentToken, type TokenReading } from './attachment-tokens';
 
 /**
  * The files a prompt attaches: `@path` of an image or a text file, and an image file dragged
@@ -74,7 +74,7 @@ export function attachToPrompt(prompt: string, context: AttachContext): Attached
   const warnings: string[] = [];
   let text = '';
   let copied = 0;
-  for (const token of findAttachmentTokens(prompt)) {
+  for (const token of tokensOf(prompt, context)) {
     const found = findFile(token, context);
     if (!found) {
       const last = token.readings.at(-1);
@@ -164,6 +164,17 @@ export function imageArguments(files: readonly string[], cwd: string, context: A
     if (!images.some((image) => image.path === path)) images.push({ path, shown });
   }
   return images;
+}
+
+/**
+ * The tokens of `prompt`: the whole prompt as one path when it names an image file that way
+ * (see `wholePromptPath`), else those `findAttachmentTokens` finds.
+ */
+function tokensOf(prompt: string, context: AttachContext): AttachmentToken[] {
+  const whole = wholePromptPath(prompt);
+  const found = whole && findFile(whole, context);
+  if (whole && found?.kind === 'file' && IMAGE_EXTENSIONS.has(extname(found.path).toLowerCase())) return [whole];
+  return findAttachmentTokens(prompt);
 }
 
 /** The first reading of `token` that names something on disk, with its absolute path. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findAttachmentTokens } from '../../src/cli/attachment-tokens';
+import { findAttachmentTokens, wholePromptPath } from '../../src/cli/attachment-tokens';
 
 /** Each token as its kind and the paths of its readings. */
 function tokens(prompt: string): [string, ...string[]][] {
@@ -67,5 +67,20 @@ describe('findAttachmentTokens', () => {
     const [pasted, mention] = findAttachmentTokens(prompt);
     expect(prompt.slice(pasted?.start, pasted?.readings[0]?.end)).toBe("'/x/a b.png'");
     expect(prompt.slice(mention?.start, mention?.readings[1]?.end)).toBe('@c.md');
+  });
+});
+
+describe('wholePromptPath', () => {
+  it('reads a whole prompt with spaces as one pasted path', () => {
+    expect(wholePromptPath(' /home/me/Shot 1.png\n')).toEqual({ kind: 'pasted', start: 1, readings: [{ path: '/home/me/Shot 1.png', end: 20 }], deliberate: false });
+    expect(wholePromptPath('~/Pictures/a b.png')?.readings[0]?.path).toBe('~/Pictures/a b.png');
+  });
+
+  it('leaves one word, quoted or escaped forms, several lines and prose to the tokens', () => {
+    expect(wholePromptPath('/home/me/a.png')).toBeUndefined();
+    expect(wholePromptPath("'/home/me/a b.png'")).toBeUndefined();
+    expect(wholePromptPath('/home/me/a\\ b.png')).toBeUndefined();
+    expect(wholePromptPath('/home/me/a b.png\nwhat is it')).toBeUndefined();
+    expect(wholePromptPath('what is /home/me/a b.png')).toBeUndefined();
   });
 });

@@ -45,6 +45,16 @@ describe('attachToPrompt', () => {
     });
   });
 
+  it('takes a whole prompt that is an unquoted path with spaces for one pasted image', () => {
+    mkdirSync(join(home, 'Pictures'));
+    writeFileSync(join(home, 'Pictures', 'Shot 1.png'), PNG_HEAD);
+    expect(attachToPrompt(`  ${join(home, 'Pictures', 'Shot 1.png')} `, context)).toMatchObject({ text: '  [image: ~/Pictures/Shot 1.png] ', images: [{ shown: '~/Pictures/Shot 1.png' }] });
+    // Not an image, or not whole: the words stay.
+    writeFileSync(join(home, 'Pictures', 'a b.txt'), 'text');
+    expect(attachToPrompt(`${join(home, 'Pictures', 'a b.txt')}`, context)).toMatchObject({ images: [], texts: [] });
+    expect(attachToPrompt(`${join(home, 'Pictures', 'Shot 1.png')} what is it`, context)).toMatchObject({ images: [] });
+  });
+
   it('leaves pasted paths that are not images, and prose, as typed', () => {
     const prompt = `look at ${join(workspace, 'notes.md')} and /etc and /no/such.png, mail me@x.org or @user`;
     expect(attachToPrompt(prompt, context)).toEqual({ text: prompt, images: [], texts: [], warnings: [] });
