@@ -82,7 +82,8 @@ export async function prepareImage(path: string, options: { name?: string } = {}
  * its name), it is decoded whole (so a damaged or truncated file is refused here, not by the
  * model's API), turned upright when its EXIF data says so, scaled down to `IMAGE_LONG_EDGE`
  * on its longest edge, and encoded again when it changed (PNG stays PNG, JPEG stays JPEG, WebP
- * stays WebP; a GIF sends its first frame as PNG) or when it is over
+ * stays WebP; a GIF sends its first frame as PNG), when it carries metadata (EXIF, XMP, IPTC:
+ * dropped, so a photo's location is not sent), or when it is over
  * `IMAGE_SENT_LIMIT_BYTES` (then JPEG). An image needing none of that is sent as it is.
  * `sharp` is loaded only here, on the first image. Never throws: `{ error }` is one sentence
  * naming the image by `name`.
@@ -110,7 +111,9 @@ export async function prepareImageBytes(bytes: Buffer, name: string): Promise<Pr
     const height = turned ? meta.width : meta.height;
     const original = { mediaType: type, width, height, bytes: bytes.length };
     const scale = Math.min(1, IMAGE_LONG_EDGE / Math.max(width, height));
-    const mustChange = scale < 1 || type === 'image/gif' || (meta.orientation ?? 1) > 1 || bytes.length > IMAGE_SENT_LIMIT_BYTES;
+    // Metadata (EXIF: the camera, where and when a photo was taken) is never sent: encoding again drops it.
+    const hasMetadata = meta.exif !== undefined || meta.xmp !== undefined || meta.iptc !== undefined;
+    const mustChange = scale < 1 || type === 'image/gif' || (meta.orientation ?? 1) > 1 || hasMetadata || bytes.length > IMAGE_SENT_LIMIT_BYTES;
     if (!mustChange) {
       // Decoding the whole image is the only way to know it is not cut short.
       await input().raw().toBuffer();

@@ -58,6 +58,19 @@ describe('prepareImage', () => {
     expect(image).toMatchObject({ mediaType: 'image/jpeg', width: 20, height: 60, original: { width: 20, height: 60 } });
   });
 
+  it("never sends a photo's metadata: where and with what it was taken", async () => {
+    const marker = 'fence-test-exif-marker-5e1d';
+    const jpeg = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#445566' } })
+      .jpeg()
+      .withExif({ IFD0: { Copyright: marker, Make: marker } })
+      .toBuffer();
+    expect(jpeg.includes(marker)).toBe(true);
+    const image = prepared(await prepareImageBytes(jpeg, 'photo.jpg'));
+    expect(image).toMatchObject({ mediaType: 'image/jpeg', width: 40, height: 30 });
+    expect(image.bytes.includes(marker)).toBe(false);
+    expect((await sharp(image.bytes).metadata()).exif).toBeUndefined();
+  });
+
   it('encodes an image still too large after scaling as JPEG, within the limit', async () => {
     const png = await noise(1568, 1568).png({ compressionLevel: 0 }).toBuffer();
     expect(png.length).toBeGreaterThan(IMAGE_SENT_LIMIT_BYTES);
