@@ -16,6 +16,10 @@ import { findAttachmentTokens, wholePromptPath, type AttachmentToken, type Token
 
 /** Most bytes of a text file put into a prompt; a longer file is cut there, with a note. */
 export const TEXT_ATTACHMENT_BYTES = 100 * 1024;
+/** Most bytes of text files one prompt carries in all: a prompt naming more is refused, not sent at great cost. */
+export const PROMPT_TEXT_ATTACHMENTS_BYTES = 512 * 1024;
+/** Most images one prompt carries. */
+export const PROMPT_IMAGES = 20;
 
 /** File name extensions of images: a file named so is an image even if its bytes say otherwise (a broken one is reported as such). */
 const IMAGE_EXTENSIONS = new Set(['.png', '.jpg', '.jpeg', '.gif', '.webp', '.bmp', '.tif', '.tiff', '.heic', '.heif', '.avif']);
@@ -124,6 +128,10 @@ export function attachToPrompt(prompt: string, context: AttachContext): Attached
     copied = reading.end;
   }
   text += prompt.slice(copied);
+  const textBytes = [...texts.values()].reduce((sum, file) => sum + Buffer.byteLength(file.content), 0);
+  if (textBytes > PROMPT_TEXT_ATTACHMENTS_BYTES) {
+    return { error: `the text files the prompt names come to ${kilobytes(textBytes)}, more than the ${kilobytes(PROMPT_TEXT_ATTACHMENTS_BYTES)} one prompt may carry: name fewer, or let the model read them` };
+  }
   for (const file of texts.values()) text += `\n\n${fencedContent(file)}`;
   return {
     text,
@@ -370,6 +378,7 @@ export function attachToPrompts(prompts: readonly string[], imageFiles: readonly
     if ('error' in attached) return attached;
     warnings.push(...attached.warnings);
     const images = index === 0 ? [...attached.images, ...flagged.filter((image) => !attached.images.some((own) => own.path === image.path))] : attached.images;
+    if (images.length > PROMPT_IMAGES) return { error: `the prompt carries ${images.length} images, more than the ${PROMPT_IMAGES} one prompt may: attach fewer` };
     ready.push({ text: attached.text, images, texts: attached.texts });
   }
   return { prompts: ready, warnings };

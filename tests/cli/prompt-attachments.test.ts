@@ -164,6 +164,18 @@ describe('attachToPrompts', () => {
     expect(attached.prompts.map(attachedSummary)).toEqual(['attached: shot.png (image), other.png (image)', 'attached: notes.md (17 B)']);
   });
 
+  it('refuses a prompt carrying more images or text than one prompt may', () => {
+    for (let i = 0; i < 21; i += 1) writeFileSync(join(workspace, `s${i}.png`), PNG_HEAD);
+    const many = Array.from({ length: 21 }, (_, i) => `@s${i}.png`).join(' ');
+    expect(attachToPrompts([many], [], workspace, context)).toEqual({ error: 'the prompt carries 21 images, more than the 20 one prompt may: attach fewer' });
+    expect(attachToPrompts([many.replace(' @s20.png', '')], [], workspace, context)).toMatchObject({ prompts: [{ images: expect.any(Array) }] });
+    const line = `${'y'.repeat(99)}\n`;
+    for (let i = 0; i < 6; i += 1) writeFileSync(join(workspace, `log${i}.txt`), line.repeat(1000));
+    const logs = Array.from({ length: 6 }, (_, i) => `@log${i}.txt`).join(' ');
+    expect(attachToPrompt(logs, context)).toEqual({ error: 'the text files the prompt names come to 586 kB, more than the 512 kB one prompt may carry: name fewer, or let the model read them' });
+    expect(attachToPrompt(logs.replace(' @log5.txt', ''), context)).toMatchObject({ texts: expect.any(Array) });
+  });
+
   it('stops at the first file that cannot be attached, in any prompt', () => {
     expect(attachToPrompts(['fine', 'then @~/.ssh/id_rsa'], [], workspace, context)).toMatchObject({ error: expect.stringContaining('~/.ssh/id_rsa cannot be attached') });
   });
