@@ -47,30 +47,49 @@ export function storeImages(dir: string, images: readonly PreparedImage[]): Imag
  * copies of its message (`ImageRef.data`); `cache` keeps what was read, by file, for the
  * session's later requests. An image whose file is gone is left out, and its message's text
  * says so; with `takesImages` false (the session switched to a model that reads text only),
- * every image is, and the text says that. Messages without images are the same objects.
+ * every image is, and the text says that; beyond the newest `IMAGES_PER_REQUEST`, older ones
+ * are, saying so. Messages without images are the same objects.
  * Never throws.
  */
 export function withImageData(messages: readonly Message[], dir: string, cache: Map<string, string>, takesImages = true): Message[] {
-  return messages.map((message) => {
-    const images = message.meta?.images;
-    if (!images || images.length === 0) return message;
+  // The newest images are sent, at most IMAGES_PER_REQUEST: counted from the end.
+  let room = IMAGES_PER_REQUEST;
+  const out = messages.slice();
+  for (let index = out.length - 1; index >= 0; index--) {
+    const message = out[index];
+    const images = message?.meta?.images;
+    if (message === undefined || !images || images.length === 0) continue;
+    const names = (list: readonly ImageRef[]) => list.map((image) => image.name ?? image.file).join(', ');
     if (!takesImages) {
-      const names = images.map((image) => image.name ?? image.file).join(', ');
-      const note = `\n\n[Images left out, as this model does not take images: ${names}.]`;
-      return { ...message, content: `${message.content}${note}`, meta: { ...message.meta, images: [] } };
+      const note = `\n\n[Images left out, as this model does not take images: ${names(images)}.]`;
+      out[index] = { ...message, content: `${message.content}${note}`, meta: { ...message.meta, images: [] } };
+      continue;
     }
-    const loaded: ImageRef[] = [];
-    const missing: string[] = [];
-    for (const image of images) {
-      let data = cache.get(image.file);
-      if (data === undefined) {
-        data = readStoredImage(dir, image);
-        if (data !== undefined) cache.set(image.file, data);
-      }
-      if (data === undefined) missing.push(image.name ?? image.file);
-      else loaded.push({ ...image, data });
+    const kept = images.slice(Math.max(0, images.length - room));
+    room -= kept.length;
+    const over = images.slice(0, images.length - kept.length);
+    const overNote = over.length === 0 ? '' : `\n\n[Older images left out, as a request carries at most ${IMAGES_PER_REQUEST}: ${names(over)}.]`;
+    out[index] = loaded({ ...message, content: `${message.content}${overNote}` }, kept, dir, cache);
+  }
+  return out;
+}
+
+/** The most images one request carries (Anthropic's API takes up to 100): older ones are left out. */
+export const IMAGES_PER_REQUEST = 50;
+
+/** `message` carrying `images` with their bytes, and a line for those whose file is gone. */
+function loaded(message: Message, images: readonly ImageRef[], dir: string, cache: Map<string, string>): Message {
+  const found: ImageRef[] = [];
+  const missing: string[] = [];
+  for (const image of images) {
+    let data = cache.get(image.file);
+    if (data === undefined) {
+      data = readStoredImage(dir, image);
+      if (data !== undefined) cache.set(image.file, data);
     }
-    const note = missing.length === 0 ? '' : `\n\n[An image of this message could not be read from the session folder: ${missing.join(', ')}.]`;
-    return { ...message, content: `${message.content}${note}`, meta: { ...message.meta, images: loaded } };
-  });
+    if (data === undefined) missing.push(image.name ?? image.file);
+    else found.push({ ...image, data });
+  }
+  const note = missing.length === 0 ? '' : `\n\n[An image of this message could not be read from the session folder: ${missing.join(', ')}.]`;
+  return { ...message, content: `${message.content}${note}`, meta: { ...message.meta, images: found } };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -5,6 +6,8 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { Agent, type AgentOptions } from '../../src/agent/agent';
 import { fitToWindow } from '../../src/agent/context-window';
+import { IMAGES_PER_REQUEST, withImageData } from '../../src/agent/message-images';
+import { storeImage } from '../../src/conversation/session-images';
 import { createMessage, type ImageRef } from '../../src/conversation/message';
 import { readTool } from '../../src/tools/read';
 import { ToolRegistry } from '../../src/tools/registry';
@@ -93,6 +96,29 @@ describe('Agent.run with images', () => {
     const text = JSON.stringify(rig.server.requests[1]?.body);
     expect(text).not.toContain((await png()).toString('base64'));
     expect(text).toContain('Images left out, as this model does not take images: a.png.');
+  });
+});
+
+describe('withImageData', () => {
+  it('sends the newest 50 images and names the older ones it leaves out', () => {
+    const dir = rig.store.dir;
+    const refs = Array.from({ length: 52 }, (_, index) => {
+      const bytes = Buffer.from(`image ${index}`);
+      return storeImage(dir, { bytes, sha256: createHash('sha256').update(bytes).digest('hex'), mediaType: 'image/png', width: 1, height: 1, name: `s${index}.png` });
+    });
+    const messages = [
+      createMessage('user', 'first', { meta: { images: refs.slice(0, 3) } }),
+      createMessage('user', 'second', { meta: { images: refs.slice(3) } }),
+      createMessage('assistant', 'none'),
+    ];
+    const sent = withImageData(messages, dir, new Map());
+    expect(IMAGES_PER_REQUEST).toBe(50);
+    expect(sent[1]?.meta?.images).toHaveLength(49);
+    expect(sent[0]?.meta?.images?.map((image) => image.name)).toEqual(['s2.png']);
+    expect(sent[0]?.content).toBe('first\n\n[Older images left out, as a request carries at most 50: s0.png, s1.png.]');
+    expect(sent[0]?.meta?.images?.[0]?.data).toBe(Buffer.from('image 2').toString('base64'));
+    expect(sent[2]).toBe(messages[2]);
+    expect(messages[0]?.meta?.images).toHaveLength(3);
   });
 });
 
