@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attachedSummary, attachToPrompt, attachToPrompts, imageArguments, TEXT_ATTACHMENT_BYTES, type AttachContext } from '../../src/cli/prompt-attachments';
 import type { SandboxPolicy } from '../../src/os-sandbox/policy';
 
@@ -22,6 +22,11 @@ beforeEach(() => {
   writeFileSync(join(workspace, 'notes.md'), '# Notes\n\nship it\n');
   const policy: SandboxPolicy = { mode: 'workspace-write', workspace, writable: [workspace], denied: [join(home, '.ssh')], readable: [], protected: [], network: false, replaced: ['/tmp'] };
   context = { workspace, home, policy };
+});
+
+afterEach(() => {
+  chmodSync(workspace, 0o755);
+  rmSync(home, { recursive: true, force: true });
 });
 
 describe('attachToPrompt', () => {
