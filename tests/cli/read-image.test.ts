@@ -48,17 +48,17 @@ function sentImages(request: RecordedRequest): { where: string; mediaType: strin
   if (request.format === 'anthropic') {
     for (const message of request.body.messages ?? []) {
       for (const block of blocks(message.content)) {
-        if (block.type === 'image') found.push({ where: `${message.role}`, mediaType: block.source.media_type, data: block.source.data });
+        if (block.type === 'image' && block.source) found.push({ where: `${message.role}`, mediaType: block.source.media_type, data: block.source.data });
         if (block.type === 'tool_result') {
           for (const inner of blocks(block.content)) {
-            if (inner.type === 'image') found.push({ where: 'tool_result', mediaType: inner.source.media_type, data: inner.source.data });
+            if (inner.type === 'image' && inner.source) found.push({ where: 'tool_result', mediaType: inner.source.media_type, data: inner.source.data });
           }
         }
       }
     }
   } else if (request.format === 'openai') {
     for (const message of request.body.messages ?? []) {
-      for (const part of blocks(message.content)) if (part.type === 'image_url') fromDataUrl(part.image_url?.url, message.role);
+      for (const part of blocks(message.content)) if (part.type === 'image_url' && typeof part.image_url === 'object') fromDataUrl(part.image_url.url, message.role);
     }
   } else {
     for (const item of inputItems(request.body)) {
@@ -71,8 +71,17 @@ function sentImages(request: RecordedRequest): { where: string; mediaType: strin
   return found;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- wire JSON, checked field by field
-type Part = Record<string, any>;
+/** A content block or part of any of the three APIs (only the fields looked at). */
+interface Part {
+  type?: string;
+  text?: string;
+  tool_use_id?: string;
+  content?: unknown;
+  /** Anthropic's image block. */
+  source?: { media_type: string; data: string };
+  /** Chat Completions: an object with the URL; Responses: the URL itself. */
+  image_url?: { url?: string } | string;
+}
 function blocks(content: unknown): Part[] {
   return Array.isArray(content) ? (content as Part[]) : [];
 }
