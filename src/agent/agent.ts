@@ -579,7 +579,7 @@ export class Agent {
     if (!prepared || prepared.length === 0) return { outcome };
     const { images: _images, ...result } = outcome.result;
     const first = prepared[0]?.name ?? 'the image';
-    const stored = this.llm.images === false ? { error: noImagesError(this.llm.modelId, first) } : storeImages(this.store.dir, prepared);
+    const stored = this.llm.images === false ? { error: noImagesError(this.llm.modelId, first, true) } : storeImages(this.store.dir, prepared);
     if ('error' in stored) return { outcome: { ...outcome, result: { ...result, output: stored.error, isError: true } } };
     return { outcome: { ...outcome, result }, images: stored };
   }

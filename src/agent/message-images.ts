@@ -2,8 +2,9 @@ import type { ImageRef, Message } from '../conversation/message';
 import { readStoredImage, storeImage } from '../conversation/session-images';
 import { isPrepared, prepareImage, type PreparedImage } from '../images/prepare-image';
 
-/** The error when a model known to read text only is given an image. */
-export function noImagesError(modelId: string, name: string): string {
+/** The error when a model known to read text only is given an image: attached to a prompt, or returned by a tool (`fromTool`). */
+export function noImagesError(modelId: string, name: string, fromTool = false): string {
+  if (fromTool) return `${name} is an image, and the model ${modelId} does not take images.`;
   return `${name} cannot be attached: the model ${modelId} does not take images.`;
 }
 

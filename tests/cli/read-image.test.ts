@@ -199,7 +199,7 @@ describe('read of an image file', () => {
     const second = cli.server.requests[1]!;
     expect(sentImages(second)).toEqual([]);
     const output = inputItems(second.body).find((item) => item.type === 'function_call_output');
-    expect(String(output?.output)).toBe('shot.png cannot be attached: the model openai/o3-mini does not take images.');
+    expect(String(output?.output)).toBe('shot.png is an image, and the model openai/o3-mini does not take images.');
     expect(readdirSync(join(cli.dirs.home, 'sessions', readdirSync(join(cli.dirs.home, 'sessions'))[0]!))).not.toContain('images');
   });
 
