@@ -4,6 +4,7 @@ import type { McpCallResult, McpConnection, McpContent, McpToolInfo } from '../p
 import { jsonSchemaToTypeScript } from './declarations';
 import { defineTool, type Caller, type ToolResult, type ToolSpec } from './define-tool';
 import { registeredCallHint } from './notation';
+import { describeImage, isPrepared, prepareImageBytes, type PreparedImage } from '../images/prepare-image';
 import { exampleArguments, isRecord } from './schema-example';
 
 /** What an MCP tool needs of its server's connection. */
@@ -67,7 +68,7 @@ function createMcpTool(server: string, tool: McpToolInfo, callers: readonly Call
     resource: (input) => JSON.stringify(input),
     async execute(input, ctx) {
       const result = await connection.callTool(tool.name, input, ctx.signal);
-      return toToolResult(server, tool.name, result);
+      return await toToolResult(server, tool.name, result);
     },
   });
 }
@@ -83,14 +84,36 @@ function parametersFor(schema: Record<string, unknown>): z.ZodObject {
   return z.looseObject({});
 }
 
-function toToolResult(server: string, tool: string, result: McpCallResult): ToolResult {
+/**
+ * A call's result for the model: its text content, other content named in brackets. The images
+ * of a result that did not fail (`image` content, base64) go to the model as images (see
+ * `prepareImageBytes`), each named by a line in the text; one that cannot be read is that
+ * line's error instead.
+ */
+async function toToolResult(server: string, tool: string, result: McpCallResult): Promise<ToolResult> {
   const details = { server, tool };
   if (result.failure !== undefined) return { output: result.failure, isError: true, details };
-  const text = result.content.map(contentText).join('\n');
-  if (result.isError) return { output: text || `${tool} of server ${server} failed without saying why`, isError: true, details };
+  if (result.isError) {
+    const text = result.content.map(contentText).join('\n');
+    return { output: text || `${tool} of server ${server} failed without saying why`, isError: true, details };
+  }
+  const images: PreparedImage[] = [];
+  const lines: string[] = [];
+  let seen = 0;
+  for (const content of result.content) {
+    if (content.type !== 'image' || typeof content.data !== 'string') {
+      lines.push(contentText(content));
+      continue;
+    }
+    seen += 1;
+    const image = await prepareImageBytes(Buffer.from(content.data, 'base64'), `${tool} image ${seen}`);
+    if (isPrepared(image)) images.push(image);
+    lines.push(isPrepared(image) ? describeImage(image) : image.error);
+  }
+  const text = lines.join('\n');
   const value = result.structuredContent ?? parseJson(text) ?? text;
   const output = text !== '' ? text : result.structuredContent ? JSON.stringify(result.structuredContent, null, 2) : '(no output)';
-  return { output, value, details };
+  return { output, value, details, ...(images.length > 0 ? { images } : {}) };
 }
 
 /** Text content as it is; anything else named in brackets. */

@@ -103,8 +103,9 @@ describe('createMcpTools', () => {
   it('parses text that is JSON as the value, else gives the text; names other content', async () => {
     const json = await run(one(sumTool, { content: [{ type: 'text', text: '[{"id":"e1"}]' }] }).spec, { a: 1, b: 2 });
     expect(json.value).toEqual([{ id: 'e1' }]);
-    const plain = await run(one(sumTool, { content: [{ type: 'text', text: 'hello' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }).spec, { a: 1, b: 2 });
-    expect(plain).toMatchObject({ output: 'hello\n[image image/png]', value: 'hello\n[image image/png]' });
+    // Images go to the model as images (see mcp-tool-images.test.ts); other content is named.
+    const plain = await run(one(sumTool, { content: [{ type: 'text', text: 'hello' }, { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' }] }).spec, { a: 1, b: 2 });
+    expect(plain).toMatchObject({ output: 'hello\n[audio audio/wav]', value: 'hello\n[audio audio/wav]' });
     const structuredOnly = await run(one(sumTool, { content: [], structuredContent: { sum: 1 } }).spec, { a: 1, b: 0 });
     expect(structuredOnly.output).toBe('{\n  "sum": 1\n}');
   });
