@@ -112,6 +112,10 @@ export class ChatView {
       case 'retry':
         this.printLines([this.style.yellow(`↻ retrying in ${(event.delayMs / 1000).toFixed(1)} s: ${visibleLine(event.reason)}`)]);
         break;
+      case 'web_search':
+        this.print(this.#markdown.finish());
+        this.printLines([this.style.dim(`⌕ web search${event.query ? `: ${visibleLine(event.query)}` : ''}`)]);
+        break;
       case 'restart':
         this.#markdown.finish();
         this.printLines([this.style.yellow(`↻ connection lost mid-reply; asking again: ${visibleLine(event.reason)}`)]);

@@ -71,4 +71,23 @@ describe('fetch in the chat', () => {
     chat.type(`/exit${KEYS.enter}`);
     expect(await chat.exited).toBe(0);
   });
+
+  it('shows the searches of the hosted web search as they run, and their answer', { timeout: 60_000 }, async () => {
+    cli.server.reply((r) => r.webSearch('bun 1.2 release notes').text('Bun 1.2 added a Postgres client.'));
+    running = startTerminalSession({
+      args: ['-m', 'anthropic/claude-test', '--web-search'],
+      cwd: cli.dirs.workspace,
+      env: { FENCE_HOME: cli.dirs.home, ANTHROPIC_BASE_URL: cli.server.url, ANTHROPIC_API_KEY: 'test-key', EDITOR: 'false' },
+      cols: 120,
+      rows: 30,
+    });
+    const chat = running;
+    await chat.waitFor('/help for commands');
+    chat.type(`what is new in bun 1.2?${KEYS.enter}`);
+    await chat.waitFor(/^Bun 1\.2 added a Postgres client\.$/m);
+    expect(chat.screen().join('\n')).toMatch(/⌕ web search: bun 1\.2 release notes\n(.*\n)*Bun 1\.2 added a Postgres client\./);
+    expect(cli.server.requests[0]?.body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search' }]);
+    chat.type(`/exit${KEYS.enter}`);
+    expect(await chat.exited).toBe(0);
+  });
 });
