@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { hostOf, portOf, type WebHosts } from './web-hosts';
+import { hostOf, type WebHosts } from './web-hosts';
 import { FetchRefusal, parseWebUrl } from './web-url';
 
 /** The caps of one fetch; each has a default (see `DEFAULT_FETCH_LIMITS`). */
@@ -101,8 +101,9 @@ export async function fetchPage(url: string, options: FetchPageOptions): Promise
   }
 }
 
+/** The same host name (an `http:` to `https:` upgrade changes the port, not the host asked about). */
 function sameHost(a: URL, b: URL): boolean {
-  return hostOf(a) === hostOf(b) && portOf(a) === portOf(b);
+  return hostOf(a) === hostOf(b);
 }
 
 async function addressesOf(url: URL, resolve: ResolveHost, signal: AbortSignal, stopped: () => string): Promise<string[]> {

@@ -38,6 +38,15 @@ describe('fetchPage', () => {
     expect(pages.requests[0]?.headers.host).toBe(`wiki.corp.example:${pages.port}`);
   });
 
+  it('refuses this machine however its address is written, even under a wildcard', async () => {
+    pages.page('/', { body: 'inside' });
+    const hosts = webHosts(['*']);
+    for (const host of ['2130706433', '0x7f.1', '127.1', '[::ffff:127.0.0.1]', '[::1]', '0', '[::]']) {
+      await expect(fetchPage(`http://${host}:${pages.port}/`, { hosts })).rejects.toThrow(/an address of this machine or of a private network/);
+    }
+    expect(pages.requests).toEqual([]);
+  });
+
   it('refuses schemes other than http and https, URLs with credentials, and text that is no URL', async () => {
     const hosts = webHosts(['*']);
     await expect(fetchPage('file:///etc/passwd', { hosts })).rejects.toThrow('only http and https URLs are fetched, not file');
