@@ -109,11 +109,21 @@ describe('the fetch tool through the CLI', () => {
   });
 
   it('refuses a redirect from a listed host to an unlisted one at the hop, without connecting to it', async () => {
-    pages.page('/moved', { status: 302, headers: { location: `${other.url}/secret` } });
+    pages.page('/moved', { status: 302, headers: { location: `http://localhost:${other.port}/secret` } });
     other.page('/secret', { body: 'secret' });
     const { toolResult } = await fetchOnce(`${pages.url}/moved`, allowing(`127.0.0.1:${pages.port}`));
     expect(toolResult.meta?.isError).toBe(true);
-    expect(toolResult.content).toBe(`${pages.url}/moved redirected to ${other.url}/secret, whose host 127.0.0.1 is not in [web] allow`);
+    expect(toolResult.content).toBe(`${pages.url}/moved redirected to http://localhost:${other.port}/secret, whose host localhost is not in [web] allow`);
+    expect(other.requests).toEqual([]);
+  });
+
+  it('refuses a redirect to another port of the same address unless that port is listed', async () => {
+    pages.page('/moved', { status: 302, headers: { location: `${other.url}/secret` } });
+    other.page('/secret', { body: 'secret' });
+    const { toolResult } = await fetchOnce(`${pages.url}/moved`, allowing(`127.0.0.1:${pages.port}`));
+    expect(toolResult.content).toBe(
+      `${pages.url}/moved redirected to ${other.url}/secret: 127.0.0.1 resolves to 127.0.0.1, an address of this machine or of a private network; fence reaches one only when [web] allow lists it as "private:127.0.0.1" or by its address`,
+    );
     expect(other.requests).toEqual([]);
   });
 
