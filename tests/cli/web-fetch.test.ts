@@ -184,6 +184,15 @@ describe('the fetch tool through the CLI', () => {
     expect(pages.requests).toEqual([]);
   });
 
+  it("a trusted project's policy rule that allows fetch does not admit a host the list leaves out", async () => {
+    pages.page('/', { body: 'page' });
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[[policy]]\ntool = "fetch"\naction = "allow"\n');
+    cli.trust();
+    const { toolResult } = await fetchOnce(`${pages.url}/`, allowing('docs.example.org'));
+    expect(toolResult.content).toBe('fetch needs confirmation, which nobody can give here: 127.0.0.1 is not in [web] allow (add it to your config.toml to fetch it without asking)');
+    expect(pages.requests).toEqual([]);
+  });
+
   it("an untrusted project's [web] allow has no effect", async () => {
     pages.page('/', { headers: { 'content-type': 'text/plain' }, body: 'user-listed' });
     other.page('/', { headers: { 'content-type': 'text/plain' }, body: 'project-listed' });
