@@ -69,6 +69,7 @@ export type StreamJsonLine =
   | ({ type: 'init' } & SessionStart)
   | { type: 'prompt'; session_id: string; text: string }
   | { type: 'thinking'; session_id: string; text: string }
+  | { type: 'web_search'; session_id: string; query: string }
   | { type: 'assistant'; session_id: string; text: string; usage?: UsageTotals; stop_reason?: string }
   | { type: 'tool_use'; session_id: string; tool: string; call_id?: string; input: Record<string, unknown> }
   | { type: 'tool_result'; session_id: string; tool: string; call_id?: string; output: string; is_error: boolean; full_output?: string }
@@ -174,6 +175,8 @@ export function createStreamJsonWriter(write: (line: string) => void): StreamJso
         return [{ type: 'compaction', session_id: sessionId, ok: true, through: event.message.meta?.compaction?.through ?? 0, summary: event.message.content }];
       case 'compaction_failed':
         return [{ type: 'compaction', session_id: sessionId, ok: false, error: event.error }];
+      case 'web_search':
+        return [{ type: 'web_search', session_id: sessionId, query: event.query }];
       case 'text':
       default:
         return [];

@@ -68,6 +68,21 @@ describe('hosted web search', () => {
     expect(readOnlySessionLog(cli.dirs.home).find((m) => m.role === 'assistant')?.meta?.webSearches).toEqual(['node 24 release']);
   });
 
+  it('writes a stream-json line for each search, before the reply that used it', async () => {
+    cli.server.reply((r) => r.webSearch('zod 4 migration').text('Use z.object as before.'));
+    const result = await runFence(['-n', '-m', 'anthropic/claude-test', '--web-search', '--output-format', 'stream-json', 'how do I move to zod 4?'], {
+      cwd: cli.dirs.workspace,
+      env: anthropic(),
+    });
+    const lines = result.stdout.split('\n').map((line) => JSON.parse(line) as { type: string; query?: string; usage?: { web_searches?: number } });
+    const types = lines.map((line) => line.type);
+    expect(types.indexOf('web_search')).toBeGreaterThan(-1);
+    expect(types.indexOf('web_search')).toBeLessThan(types.indexOf('assistant'));
+    expect(lines.find((line) => line.type === 'web_search')?.query).toBe('zod 4 migration');
+    expect(lines.find((line) => line.type === 'assistant')?.usage?.web_searches).toBe(1);
+    expect(lines.at(-1)?.usage?.web_searches).toBe(1);
+  });
+
   it('refuses --web-search at the start, with one line, for a model without hosted search', async () => {
     const result = await runFence(['-n', '-m', 'local/test', '--web-search', 'search something'], { cwd: cli.dirs.workspace, env: cli.env() });
     expect(result.exitCode).toBe(2);
