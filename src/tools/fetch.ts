@@ -63,6 +63,7 @@ export function createFetchTool(options: FetchToolOptions = {}) {
         const notes: string[] = [];
         if (page.url !== parseWebUrl(url).href) notes.push(`(redirected to ${page.url})`);
         let text = converted.text;
+        if (converted.note) notes.push(converted.note);
         if (page.cut) notes.push(`(the page was cut at ${megabytes(page.body.length)}: fence reads no more of one page)`);
         if (text.length > FETCH_TEXT_LIMIT_CHARS) {
           notes.push(`(cut at ${FETCH_TEXT_LIMIT_CHARS.toLocaleString('en')} of ${text.length.toLocaleString('en')} characters)`);
