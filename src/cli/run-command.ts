@@ -281,7 +281,8 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     const unfinished = unfinishedPlanWarning(ending.stop, summary.plan);
     if (unfinished) err.write(`${unfinished}\n`);
     // The message may quote the provider's error text: shown, never acted on by the terminal.
-    if (ending.message) err.write(`fence: ${visibleText(ending.message)}; session ${session.store.id}\n`);
+    // A message may end as a sentence; the session's id follows it after a semicolon.
+    if (ending.message) err.write(`fence: ${visibleText(ending.message).replace(/\.$/, '')}; session ${session.store.id}\n`);
     if (output === 'json') process.stdout.write(jsonResult(summary));
     else if (stream) stream.result(summary);
     // The answer was streamed on stderr: printed again on the same terminal, it would show twice.
