@@ -204,7 +204,7 @@ describeSandboxed('stop and prompt hooks', () => {
 
     const refused = await fenceIn(r, ['-n', 'my password is hunter2']);
     expect(refused.exitCode).toBe(11);
-    expect(refused.stderr).toContain('stopped: a prompt hook refused the prompt: Do not paste passwords into prompts.');
+    expect(refused.stderr).toContain('stopped: a prompt hook refused the prompt: Do not paste passwords into prompts; session ');
     expect(r.server.requests).toHaveLength(1);
     expect(everythingSent(r)).not.toContain('hunter2');
   });
