@@ -14,6 +14,7 @@ import { keystrokeToRequest, renderCostPerChunk } from './chat';
 import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { edgeAims, edgeFigures } from './edges';
+import { everydayFigures } from './everyday';
 import { mcpStartFigures } from './mcp';
 import { mcpServeFigures } from './mcp-serve';
 import { scanNestedSave, scanOneMegabyte } from './parse';
@@ -189,6 +190,15 @@ console.log('\n| `fence mcp serve` (a program reading a file, default sandbox) |
 console.log(`| one served call, client → fence → program → tool → client (median of 200) | ${fmt(serve.callMs.stdio, 'ms')} | ${fmt(serve.callMs.http, 'ms')} |`);
 console.log(`| spawn → first \`tools/list\` answered (median of 5) | ${fmt(serve.startMs.stdio, 'ms')} | ${fmt(serve.startMs.http, 'ms')} |`);
 console.log(`| one call of \`read\` served with \`--tools\` (median of 200) | ${fmt(serve.toolCallMs, 'ms')} | |`);
+
+const everyday = await everydayFigures(mkdtempSync(join(root, 'everyday-')));
+console.log('\n| images, pages, skills (in fence\'s process) | fence | aim |\n|---|---|---|');
+console.log(`| prepare a 3000×2000 PNG screenshot, first of the process (sharp loaded) | ${fmt(everyday.imageFirstMs, 'ms')} | ≤ 1 s |`);
+console.log(`| prepare it again (median of 20) → bytes sent | ${fmt(everyday.imageLaterMs, 'ms')} → ${(everyday.imageSentBytes / 1024).toFixed(0)} kB | |`);
+console.log(`| RSS growth over 40 more | ${fmt(everyday.imageRssGrowthMb, 'MB')} | ≤ 10 MB |`);
+console.log(`| docs page of ${'~'}120 kB HTML → markdown, first (libraries loaded) / later | ${fmt(everyday.pageFirstMs, 'ms')} / ${fmt(everyday.pageLaterMs, 'ms')} | ≤ 1 s |`);
+console.log(`| 1 MB article → markdown | ${fmt(everyday.largePageMs, 'ms')} | ≤ 3 s |`);
+console.log(`| find skills at start: no skill folders / 50 skills | ${fmt(everyday.noSkillsMs, 'ms')} / ${fmt(everyday.fiftySkillsMs, 'ms')} | ≤ 5 ms / ≤ 20 ms |`);
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);
