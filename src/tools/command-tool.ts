@@ -115,7 +115,8 @@ async function runCommand(
     stoppedBy ??= reason;
     killGroup(subprocess.pid, groupKill, (sig) => subprocess.kill(sig));
   };
-  const timer = setTimeout(() => stop('timeout'), timeoutSeconds * 1000);
+  // Node fires a timer at once when its delay is past 2^31-1 ms (~24.8 days): such a limit waits that long.
+  const timer = setTimeout(() => stop('timeout'), Math.min(timeoutSeconds * 1000, 2 ** 31 - 1));
   const onAbort = () => stop('abort');
   signal.addEventListener('abort', onAbort, { once: true });
   try {

@@ -176,6 +176,12 @@ describe('createCommandTool', () => {
     await processGone(Number(await readFile(join(workspace(), 'child.pid'), 'utf8')));
   });
 
+  it('runs a command to its end under a timeout longer than a timer can wait', async () => {
+    // 1e9 s is past setTimeout's longest delay (~24.8 days), which Node turns into 1 ms.
+    const slowish = await scriptTool('slowish', 'setTimeout(() => console.log("{}"), 200);', { timeout: 1e9 });
+    expect(await run(slowish)).toMatchObject({ output: '{}' });
+  });
+
   it('stops a command when the signal aborts', async () => {
     const tool = await scriptTool('endless', 'setInterval(() => {}, 1000);');
     const controller = new AbortController();
