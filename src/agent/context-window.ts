@@ -1,5 +1,6 @@
-import type { Message } from '../conversation/message';
+import type { Message, PlanItem } from '../conversation/message';
 import { messageImageTokens } from '../llm/image-tokens';
+import { checklistText } from '../tools/plan';
 import { truncateOutput } from '../tools/truncate-output';
 
 /** How {@link fitToWindow} measures a request and what it may leave out. */
@@ -129,13 +130,16 @@ export function fitToWindow(log: readonly Message[], options: FitOptions): FitRe
     total -= before - cost;
   }
 
-  // Step two: drop whole steps, oldest first, with a note where they were.
+  // Step two: drop whole steps, oldest first, with a note where they were. When the model's
+  // latest checklist is among them, the note carries it: the model keeps its plan.
   const dropped = new Set<number>();
   let firstDropped = -1;
   let noteTokens = 0;
+  const planIndex = log.findLastIndex((message) => message.meta?.plan !== undefined);
+  const lostPlan = () => (dropped.has(planIndex) ? (log[planIndex]?.meta?.plan ?? []) : []);
   const noteCache = notesFor(options.countTokens);
   const noteCost = (count: number): number => {
-    const text = noteText(count);
+    const text = noteText(count, lostPlan());
     let tokens = noteCache.get(text);
     if (tokens === undefined) {
       tokens = safeCount(options.countTokens, text);
@@ -162,7 +166,7 @@ export function fitToWindow(log: readonly Message[], options: FitOptions): FitRe
   let shrunk = 0;
   log.forEach((message, index) => {
     if (index === firstDropped) {
-      messages.push({ role: 'system', content: noteText(dropped.size), timestamp: message.timestamp });
+      messages.push({ role: 'system', content: noteText(dropped.size, lostPlan()), timestamp: message.timestamp });
     }
     if (dropped.has(index)) return;
     const copy = copies.get(index);
@@ -173,9 +177,10 @@ export function fitToWindow(log: readonly Message[], options: FitOptions): FitRe
   return { messages, tokens, shrunk, dropped: dropped.size, fits: tokens <= budget };
 }
 
-/** The note that stands where `count` messages were left out. */
-function noteText(count: number): string {
-  return `[${count} earlier messages were left out to fit the context window; the full log is kept in the session.]`;
+/** The note that stands where `count` messages were left out, with the checklist they held when it has items. */
+function noteText(count: number, plan: readonly PlanItem[]): string {
+  const note = `[${count} earlier messages were left out to fit the context window; the full log is kept in the session.]`;
+  return plan.length === 0 ? note : `${note}\nYour plan (the checklist of your last plan call, which was among them):\n${checklistText(plan)}`;
 }
 
 /** One step of the log: messages `start` to `end` (exclusive); `keep` when it may not be dropped; `summary` when it holds one. */

@@ -262,6 +262,37 @@ describe('fitToWindow: dropping whole steps', () => {
   });
 });
 
+describe('fitToWindow: the plan of left-out steps', () => {
+  const prompt = system();
+  const task = user('Fix the failing test in src/a.ts.');
+  const plan = [
+    { text: 'read the test', status: 'done' as const },
+    { text: 'fix src/a.ts', status: 'in_progress' as const },
+    { text: 'run the tests', status: 'pending' as const },
+  ];
+  const planCall = { id: 'p1', name: 'plan', arguments: '{"items":[]}' };
+  const planStep = [assistant('A plan.', [planCall]), result('Plan (1 of 3 done)', 'p1', { tool: 'plan', plan })];
+  const steps = Array.from({ length: 6 }, (_, i) => step(i + 1));
+
+  it('carries the latest checklist in the note when its step is left out', () => {
+    const log = [prompt, task, ...planStep, ...steps.flat()];
+    const fit = fitToWindow(log, { budget: 0, countTokens: chars });
+    const shown = fit.messages.find((message) => message.content.startsWith('['))?.content ?? '';
+    expect(shown).toBe(`${note(fit.dropped)}\nYour plan (the checklist of your last plan call, which was among them):\n[x] read the test\n[~] fix src/a.ts\n[ ] run the tests`);
+    expect(fit.messages).not.toContain(planStep[1]);
+    // Counted: the note's own cost is in the total.
+    expect(fit.tokens).toBe(sum(fit.messages));
+  });
+
+  it('leaves the note plain when the checklist is kept, or was replaced by a later one that is', () => {
+    const kept = fitToWindow([prompt, task, ...steps.flat(), ...planStep], { budget: 0, countTokens: chars });
+    expect(kept.messages.find((message) => message.content.startsWith('['))?.content).toBe(note(kept.dropped));
+    const cleared = [assistant('Cleared.', [{ id: 'p2', name: 'plan', arguments: '{"items":[]}' }]), result('Plan cleared.', 'p2', { tool: 'plan', plan: [] })];
+    const replaced = fitToWindow([prompt, task, ...planStep, ...steps.flat(), ...cleared], { budget: 0, countTokens: chars });
+    expect(replaced.messages.find((message) => message.content.startsWith('['))?.content).toBe(note(replaced.dropped));
+  });
+});
+
 describe('fitToWindow: when it cannot fit', () => {
   it('returns the pinned messages and the kept recent ones, with fits false', () => {
     const prompt = system('p'.repeat(500));
