@@ -105,10 +105,15 @@ export interface RunOptions {
   images?: readonly (string | AttachedImage)[];
 }
 
-/** An image file to attach to a prompt: its absolute `path`, and how errors and the log name it (default: `path`). */
+/**
+ * An image file to attach to a prompt: its absolute `path`, how errors and the log name it
+ * (default: `path`), and, when the front end already read the file it judged, its `bytes`:
+ * then those are prepared and the path is not opened again.
+ */
 export interface AttachedImage {
   path: string;
   name?: string;
+  bytes?: Buffer;
 }
 
 /**

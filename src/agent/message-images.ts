@@ -1,6 +1,6 @@
 import type { ImageRef, Message } from '../conversation/message';
 import { readStoredImage, storeImage } from '../conversation/session-images';
-import { isPrepared, prepareImage, type PreparedImage } from '../images/prepare-image';
+import { isPrepared, prepareImage, prepareImageBytes, type PreparedImage } from '../images/prepare-image';
 
 /** The error when a model known to read text only is given an image: attached to a prompt, or returned by a tool (`fromTool`). */
 export function noImagesError(modelId: string, name: string, fromTool = false): string {
@@ -16,14 +16,14 @@ export function noImagesError(modelId: string, name: string, fromTool = false): 
  * one sentence naming the file, and nothing is stored. Never throws.
  */
 export async function attachImages(
-  paths: readonly (string | { path: string; name?: string })[],
+  paths: readonly (string | { path: string; name?: string; bytes?: Buffer })[],
   options: { dir: string; modelId: string; takesImages: boolean },
 ): Promise<ImageRef[] | { error: string }> {
   const prepared: PreparedImage[] = [];
   for (const given of paths) {
-    const { path, name = path } = typeof given === 'string' ? { path: given } : given;
+    const { path, name = path, bytes } = typeof given === 'string' ? { path: given, bytes: undefined } : given;
     if (!options.takesImages) return { error: noImagesError(options.modelId, name) };
-    const image = await prepareImage(path, { name });
+    const image = bytes ? await prepareImageBytes(bytes, name) : await prepareImage(path, { name });
     if (!isPrepared(image)) return image;
     prepared.push(image);
   }

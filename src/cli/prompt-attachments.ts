@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, statSync } from 'node:fs';
 import { basename, extname, isAbsolute, join, relative, resolve } from 'node:path';
+import { IMAGE_FILE_LIMIT_BYTES } from '../images/prepare-image';
 import { isReplaced, isWithin, realPathOf, withRealPaths, type SandboxPolicy } from '../os-sandbox/policy';
 import type { AttachFiles } from '../tui/chat-attachments';
 import { findAttachmentTokens, wholePromptPath, type AttachmentToken, type TokenReading } from './attachment-tokens';
@@ -30,6 +31,12 @@ export interface AttachedImage {
   path: string;
   /** How the prompt names it: relative to the workspace when inside it, `~/…` in the home folder, else absolute. */
   shown: string;
+  /**
+   * Its bytes, read from the file that was judged by its real path (up to one byte past the
+   * image size cap, so an oversized file is still refused as such): the run prepares these,
+   * never opening the path again, so a file swapped in after the judgement is never sent.
+   */
+  bytes: Buffer;
 }
 
 /** A text file whose content was put into a prompt. */
@@ -108,16 +115,18 @@ export function attachToPrompt(prompt: string, context: AttachContext): Attached
     }
     let read: (AttachedText & { content: string }) | { error: string } | undefined;
     let isImage: boolean;
+    let imageBytes: Buffer | undefined;
     try {
       isImage = imageNamed || startsAsImage(readStart(opened.fd, 12));
       if (!isImage && token.kind === 'mention') read = texts.get(path) ?? readText(opened, path, shown);
+      if (isImage && !images.has(path)) imageBytes = readImageBytes(opened);
     } finally {
       closeSync(opened.fd);
     }
     if (token.kind === 'pasted' && !isImage) continue;
     let mention: string;
     if (read === undefined) {
-      if (!images.has(path)) images.set(path, { path, shown });
+      if (imageBytes) images.set(path, { path, shown, bytes: imageBytes });
       mention = `[image: ${shown}]`;
     } else {
       if ('error' in read) return read;
@@ -158,18 +167,17 @@ export function imageArguments(files: readonly string[], cwd: string, context: A
     if (kind !== 'file') return { error: `--image ${file}: ${kind}` };
     const refusal = denied(path);
     if (refusal) return { error: `--image ${file}: ${refusal}` };
-    if (!IMAGE_EXTENSIONS.has(extname(path).toLowerCase())) {
-      const opened = openJudged(path, denied);
-      if ('error' in opened) return { error: `--image ${file}: ${opened.error}` };
-      let image: boolean;
-      try {
-        image = startsAsImage(readStart(opened.fd, 12));
-      } finally {
-        closeSync(opened.fd);
-      }
-      if (!image) return { error: `--image ${file}: not an image (PNG, JPEG, GIF or WebP)` };
+    if (images.some((image) => image.path === path)) continue;
+    const opened = openJudged(path, denied);
+    if ('error' in opened) return { error: `--image ${file}: ${opened.error}` };
+    let bytes: Buffer | undefined;
+    try {
+      if (IMAGE_EXTENSIONS.has(extname(path).toLowerCase()) || startsAsImage(readStart(opened.fd, 12))) bytes = readImageBytes(opened);
+    } finally {
+      closeSync(opened.fd);
     }
-    if (!images.some((image) => image.path === path)) images.push({ path, shown });
+    if (!bytes) return { error: `--image ${file}: not an image (PNG, JPEG, GIF or WebP)` };
+    images.push({ path, shown, bytes });
   }
   return images;
 }
@@ -277,6 +285,11 @@ function openJudged(path: string, refusal: (path: string) => string | undefined)
 }
 
 /** Up to `length` bytes from the start of an open file. */
+/** The bytes of an opened image file, up to one past the image size cap (see `AttachedImage.bytes`). */
+function readImageBytes(file: JudgedFile): Buffer {
+  return readStart(file.fd, Math.min(file.size, IMAGE_FILE_LIMIT_BYTES + 1));
+}
+
 function readStart(fd: number, length: number): Buffer {
   const buffer = Buffer.alloc(length);
   return buffer.subarray(0, readSync(fd, buffer, 0, length, 0));
@@ -398,7 +411,7 @@ export function chatAttachments(imageFiles: readonly string[], cwd: string, wher
     const ready = attached.prompts[0] ?? { text: prompt, images: [], texts: [] };
     return {
       text: ready.text,
-      images: ready.images.map((image) => ({ path: image.path, name: image.shown })),
+      images: ready.images.map((image) => ({ path: image.path, name: image.shown, bytes: image.bytes })),
       files: ready.texts.map((file) => `${file.shown} · ${sizeNote(file)}`),
       warnings: attached.warnings,
     };

@@ -262,7 +262,7 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     });
     let outcome: RunOutcome = { status: 'done', answer: '' };
     for (const prompt of attached.prompts) {
-      outcome = await agent.run(prompt.text, prompt.images.length > 0 ? { images: prompt.images.map((image) => ({ path: image.path, name: image.shown })) } : {});
+      outcome = await agent.run(prompt.text, prompt.images.length > 0 ? { images: prompt.images.map((image) => ({ path: image.path, name: image.shown, bytes: image.bytes })) } : {});
       if (outcome.status !== 'done') break;
     }
     const ending = describeOutcome(outcome, stoppedBy, options.timeout);

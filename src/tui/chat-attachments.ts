@@ -8,8 +8,8 @@ import type { createStyle } from './terminal-style';
 export interface ChatPrompt {
   /** What the model reads. */
   text: string;
-  /** The images the prompt carries: absolute path, and how the prompt names it. */
-  images: { path: string; name: string }[];
+  /** The images the prompt carries: absolute path, how the prompt names it, and the bytes read from the judged file. */
+  images: { path: string; name: string; bytes?: Buffer }[];
   /** Text files put into the prompt, as `notes.md · 2 kB` lines. */
   files: string[];
   /** Mentions that meant a file but name none, or name a folder: left as typed. */

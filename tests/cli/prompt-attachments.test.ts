@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attachedSummary, attachToPrompt, attachToPrompts, imageArguments, TEXT_ATTACHMENT_BYTES, type AttachContext } from '../../src/cli/prompt-attachments';
 import type { SandboxPolicy } from '../../src/os-sandbox/policy';
+import { attachImages } from '../../src/agent/message-images';
+import sharp from 'sharp';
+import { createHash } from 'node:crypto';
 
 /** The first bytes of a PNG: enough for fence to take the file for one. */
 const PNG_HEAD = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
@@ -33,7 +36,7 @@ describe('attachToPrompt', () => {
   it('attaches an @image and leaves a short mention in its place', () => {
     expect(attachToPrompt('what is wrong here @shot.png?', context)).toEqual({
       text: 'what is wrong here [image: shot.png]?',
-      images: [{ path: join(workspace, 'shot.png'), shown: 'shot.png' }],
+      images: [{ path: join(workspace, 'shot.png'), shown: 'shot.png', bytes: PNG_HEAD }],
       texts: [],
       warnings: [],
     });
@@ -149,7 +152,26 @@ describe('attachToPrompt', () => {
 
 describe('imageArguments', () => {
   it('takes images relative to the shell folder, each once', () => {
-    expect(imageArguments(['shot.png', join(workspace, 'shot.png')], workspace, context)).toEqual([{ path: join(workspace, 'shot.png'), shown: 'shot.png' }]);
+    expect(imageArguments(['shot.png', join(workspace, 'shot.png')], workspace, context)).toEqual([{ path: join(workspace, 'shot.png'), shown: 'shot.png', bytes: PNG_HEAD }]);
+  });
+
+  it('carries the bytes of the file it judged, so a file swapped in afterwards is never what the run prepares', async () => {
+    const real = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).png().toBuffer();
+    const secret = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'blue' } }).png().toBuffer();
+    writeFileSync(join(workspace, 'shot.png'), real);
+    writeFileSync(join(home, '.ssh', 'shot.png'), secret);
+    const byMention = attachToPrompt('look @shot.png', context);
+    const byFlag = imageArguments(['shot.png'], workspace, context);
+    if ('error' in byMention || 'error' in byFlag) throw new Error('not attached');
+    // Between the judgement and the run, the file becomes a link to a denied image.
+    rmSync(join(workspace, 'shot.png'));
+    symlinkSync(join(home, '.ssh', 'shot.png'), join(workspace, 'shot.png'));
+    const sessionDir = mkdtempSync(join(home, 'session-'));
+    for (const images of [byMention.images, byFlag]) {
+      const stored = await attachImages(images.map((image) => ({ path: image.path, name: image.shown, bytes: image.bytes })), { dir: sessionDir, modelId: 'local/test', takesImages: true });
+      if ('error' in stored) throw new Error(stored.error);
+      expect(stored.map((ref) => ref.file)).toEqual([`images/${createHash('sha256').update(real).digest('hex')}.png`]);
+    }
   });
 
   it('refuses a missing file, a folder, a file that is not an image and a denied path', () => {
