@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { buildSystemPrompt, toolSchemas } from '../src/agent/system-prompt';
-import { buildToolset, sessionTools } from '../src/cli/toolset';
+import { buildToolset, sessionTools } from '../src/session/toolset';
 import { loadConfig } from '../src/config/config';
 import { createMessage, type Message } from '../src/conversation/message';
 import { formatNativeCall } from '../src/llm/native-calls';

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { execa } from 'execa';
 import { Agent } from '../src/agent/agent';
-import { openSession } from '../src/cli/open-session';
+import { openSession } from '../src/session/open-session';
 import { loadConfig } from '../src/config/config';
 import { trustWorkspace } from '../src/config/trust';
 import { createProvider } from '../src/llm/create-provider';

@@ -7,8 +7,11 @@ import { describe, expect, it } from 'vitest';
  * the layers of the house plan. Imports point down only, so there is no cycle between folders.
  */
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['tui', 'agent', 'skills', 'images', 'tools', 'ptc', 'policy', 'hooks', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
-  tui: ['agent', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  cli: ['session', 'tui', 'agent', 'skills', 'images', 'tools', 'ptc', 'policy', 'hooks', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  tui: ['session', 'agent', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
+  // Opening one session (config, trust, OS sandbox, tools, MCP servers, agent): the one way every
+  // front end opens a session. Nothing below imports it; what a tool needs of it is handed down.
+  session: ['agent', 'skills', 'hooks', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'parse', 'conversation', 'config'],
   agent: ['images', 'tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
   tools: ['images', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'web', 'llm', 'parse', 'config'],
   ptc: ['policy', 'program-vm', 'config'],

@@ -63,7 +63,7 @@ function buildProgram(commands = true): Command {
     .enablePositionalOptions()
     .action(async (prompt: string[], options) => {
       // bash first: it starts up while the rest of fence loads (see starting-shell.ts).
-      const { startShellForCommand } = await import('./starting-shell');
+      const { startShellForCommand } = await import('../session/starting-shell');
       const shell = startShellForCommand(options);
       const { runPromptCommand } = await import('./run-command');
       const { exitOnceWritten } = await import('./process-exit');

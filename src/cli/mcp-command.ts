@@ -3,8 +3,8 @@ import { trustNotice } from '../config/trust';
 import type { McpServerConfig } from '../config/config-schema';
 import { visibleLine, visibleText } from '../processes/visible-text';
 import { createMcpTools } from '../tools/mcp-tool';
-import { connectMcpServers, mcpToolCacheDir, whyNotStarted } from './mcp-servers';
-import { resolveWorkspace } from './workspace';
+import { connectMcpServers, mcpToolCacheDir, whyNotStarted } from '../session/mcp-servers';
+import { resolveWorkspace } from '../session/workspace';
 
 /** Options of `fence mcp list`; the streams and environment are there for tests. */
 export interface McpListOptions {

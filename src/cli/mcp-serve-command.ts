@@ -11,13 +11,13 @@ import { approvedPrograms, programLabel, programRoots } from '../ptc/saved-progr
 import type { BashSession } from '../processes/bash-session';
 import type { ToolContext, ToolSpec } from '../tools/define-tool';
 import { SAVED_PROGRAMS_GROUP } from '../tools/program-tool';
-import { startMcpServers } from './mcp-servers';
+import { startMcpServers } from '../session/mcp-servers';
 import { chooseToken, endpointUrl, parseHttpAddress, serveHttp, TOKEN_VARIABLE, type HttpAddress } from './mcp-http';
 import { createProgramServer, oneCallTool, type ProgramServer, type ServedTool } from './mcp-serve';
-import { openSessionSandbox } from './session-sandbox';
-import { unsandboxedCommands } from './unsandboxed-commands';
-import { buildToolset, type Toolset } from './toolset';
-import { resolveWorkspace } from './workspace';
+import { openSessionSandbox } from '../session/session-sandbox';
+import { unsandboxedCommands } from '../session/unsandboxed-commands';
+import { buildToolset, type Toolset } from '../session/toolset';
+import { resolveWorkspace } from '../session/workspace';
 
 /** Options of `fence mcp serve`. */
 export interface McpServeOptions {

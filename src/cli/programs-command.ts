@@ -30,7 +30,7 @@ import {
 } from '../ptc/saved-programs';
 import { findTrace, type ProgramTrace } from '../ptc/trace';
 import { visibleControls, visibleLine } from '../processes/visible-text';
-import { resolveWorkspace } from './workspace';
+import { resolveWorkspace } from '../session/workspace';
 import { colorEnabled, createStyle } from '../tui/terminal-style';
 
 /** Options every `fence programs` command takes: the workspace whose `.fence/programs/` counts. */

@@ -1,5 +1,5 @@
 import { latestSession, readSession, sessionsStartingWith } from '../conversation/session-store';
-import { resolveWorkspace } from './workspace';
+import { resolveWorkspace } from '../session/workspace';
 
 /**
  * The session that `-r` / `--resume` names. Without a value (`true`): the latest session of the

@@ -9,11 +9,11 @@ import { runProgram } from '../ptc/run-program';
 import { approvedPrograms, programRoots, type SavedProgram } from '../ptc/saved-programs';
 import type { BashSession } from '../processes/bash-session';
 import { programTools } from '../tools/ptc';
-import { resolveWorkspace } from './workspace';
-import { openMcpServers, type LiveMcpServers } from './mcp-servers';
-import { openSessionSandbox } from './session-sandbox';
-import { unsandboxedCommands } from './unsandboxed-commands';
-import { buildToolset } from './toolset';
+import { resolveWorkspace } from '../session/workspace';
+import { openMcpServers, type LiveMcpServers } from '../session/mcp-servers';
+import { openSessionSandbox } from '../session/session-sandbox';
+import { unsandboxedCommands } from '../session/unsandboxed-commands';
+import { buildToolset } from '../session/toolset';
 
 /** Options of `fence run`. */
 export interface RunProgramCommandOptions {

@@ -8,8 +8,8 @@ import { fenceHome } from '../config/paths';
 import { credentialStorePaths } from '../os-sandbox/credential-stores';
 import { bubblewrapSandbox, sandboxSupport } from '../os-sandbox/os-sandbox';
 import type { SandboxMode, SandboxPolicy } from '../os-sandbox/policy';
-import { sessionPolicy } from './session-sandbox';
-import { resolveWorkspace } from './workspace';
+import { sessionPolicy } from '../session/session-sandbox';
+import { resolveWorkspace } from '../session/workspace';
 
 /** One probe: a line of bash run inside the sandbox, which exits 0 when the sandbox holds. */
 interface Probe {

@@ -7,7 +7,7 @@ import { isUsable, workspaceTrust } from '../config/trust';
 import { visibleLine, visibleText } from '../processes/visible-text';
 import { findSkills, SKILL_FILE_LIMIT_BYTES, type Skill, type SkillCatalog } from '../skills/find-skills';
 import { skillRoots } from '../skills/skill-roots';
-import { resolveWorkspace } from './workspace';
+import { resolveWorkspace } from '../session/workspace';
 
 /** Options of `fence skills list` and `show`: the workspace whose `.fence/skills/` counts when trusted. */
 export interface SkillsOptions {

@@ -2,7 +2,7 @@ import { fenceHome } from '../config/paths';
 import { describeProject } from '../config/project-summary';
 import { revokeTrust, trustedWorkspaces, trustWorkspace, workspaceTrust, type TrustEntry } from '../config/trust';
 import { visibleText } from '../processes/visible-text';
-import { resolveWorkspace } from './workspace';
+import { resolveWorkspace } from '../session/workspace';
 
 /** Options of `fence trust`. */
 export interface TrustOptions {

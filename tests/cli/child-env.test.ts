@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config';
 import { trustWorkspace } from '../../src/config/trust';
-import { openSession } from '../../src/cli/open-session';
-import { startShellForCommand } from '../../src/cli/starting-shell';
+import { openSession } from '../../src/session/open-session';
+import { startShellForCommand } from '../../src/session/starting-shell';
 import { useTempWorkspace } from '../support/tool-context';
 
 const root = useTempWorkspace('fence-child-env-');

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config';
 import { trustWorkspace } from '../../src/config/trust';
 import { mcpListCommand } from '../../src/cli/mcp-command';
-import { openSession } from '../../src/cli/open-session';
+import { openSession } from '../../src/session/open-session';
 import { isAlive } from '../support/bash-sessions';
 import { mcpTestServer } from '../support/mcp-test-config';
 import { useTempWorkspace } from '../support/tool-context';

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { projectCommandFiles } from '../../src/config/command-files';
 import { mergeConfigFiles, parseConfigText } from '../../src/config/config';
-import { unsandboxedCommands } from '../../src/cli/unsandboxed-commands';
+import { unsandboxedCommands } from '../../src/session/unsandboxed-commands';
 
 /** The error of a file holding `text`, or the hooks it gives. */
 function parsed(text: string) {

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { homeWorkspaceReason } from '../../src/cli/home-workspace';
+import { homeWorkspaceReason } from '../../src/session/home-workspace';
 import { STARTUP_FILES_IN_HOME, startupFilesWithin } from '../../src/os-sandbox/startup-files';
 
 let root: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { buildToolset, type Toolset } from '../../src/cli/toolset';
+import { buildToolset, type Toolset } from '../../src/session/toolset';
 import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type PtcConfig } from '../../src/config/config-schema';
 import { runProgram, type ProgramRun } from '../../src/ptc/run-program';

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildToolset } from '../../src/cli/toolset';
+import { buildToolset } from '../../src/session/toolset';
 import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type PtcConfig } from '../../src/config/config-schema';
 import type { PolicyRule } from '../../src/policy/admit';

@@ -4,7 +4,7 @@ import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type CommandToolConfig } from '../../src/config/config-schema';
 import type { ProgramRun } from '../../src/ptc/run-program';
 import type { McpToolInfo } from '../../src/processes/mcp-connection';
-import { buildToolset, sessionTools } from '../../src/cli/toolset';
+import { buildToolset, sessionTools } from '../../src/session/toolset';
 import { ToolRegistry } from '../../src/tools/registry';
 import { runToolUse } from '../../src/tools/run-tool-use';
 import type { ToolSpec } from '../../src/tools/define-tool';

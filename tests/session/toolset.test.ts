@@ -7,7 +7,7 @@ import type { FenceConfig } from '../../src/config/config';
 import { DEFAULT_PTC_CONFIG, type CommandToolConfig, type PtcConfig } from '../../src/config/config-schema';
 import type { PolicyRule } from '../../src/policy/admit';
 import type { ProgramRun } from '../../src/ptc/run-program';
-import { buildToolset, sandboxLimits } from '../../src/cli/toolset';
+import { buildToolset, sandboxLimits } from '../../src/session/toolset';
 import type { ToolSpec } from '../../src/tools/define-tool';
 import { useTempSession } from '../support/temp-session';
 import { makeToolContext, useTempWorkspace } from '../support/tool-context';

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { unsandboxedCodePaths, unsandboxedCommands } from '../../src/cli/unsandboxed-commands';
+import { unsandboxedCodePaths, unsandboxedCommands } from '../../src/session/unsandboxed-commands';
 import { mcpTestServer } from '../support/mcp-test-config';
 import { bubblewrapMissing, fenceIn, KEY_MARKER, toolResults, useSandboxRig, type SandboxRig } from '../support/sandbox-rig';
 

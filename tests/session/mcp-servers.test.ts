@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectMcpServers, MCP_TOOL_CACHE_MS, type McpServerStart } from '../../src/cli/mcp-servers';
+import { connectMcpServers, MCP_TOOL_CACHE_MS, type McpServerStart } from '../../src/session/mcp-servers';
 import { mcpTestServer } from '../support/mcp-test-config';
 import { useTempWorkspace } from '../support/tool-context';
 

@@ -2,8 +2,8 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config';
-import { openSession } from '../../src/cli/open-session';
-import { startShell, startShellForCommand } from '../../src/cli/starting-shell';
+import { openSession } from '../../src/session/open-session';
+import { startShell, startShellForCommand } from '../../src/session/starting-shell';
 import { isAlive, waitUntilDead } from '../support/bash-sessions';
 import { useTempWorkspace } from '../support/tool-context';
 
