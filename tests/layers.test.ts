@@ -11,7 +11,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   tui: ['session', 'agent', 'images', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   // Opening one session (config, trust, OS sandbox, tools, MCP servers, agent): the one way every
   // front end opens a session. Nothing below imports it; what a tool needs of it is handed down.
-  session: ['agent', 'skills', 'hooks', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'parse', 'conversation', 'config'],
+  session: ['agent', 'skills', 'hooks', 'tools', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'llm', 'parse', 'conversation', 'config'],
   agent: ['images', 'tools', 'policy', 'llm', 'parse', 'conversation', 'config'],
   tools: ['images', 'ptc', 'policy', 'processes', 'program-vm', 'os-sandbox', 'web', 'llm', 'parse', 'config'],
   ptc: ['policy', 'program-vm', 'config'],
