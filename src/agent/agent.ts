@@ -268,6 +268,15 @@ export class Agent {
   }
 
   /**
+   * Counts what a subagent spent in this agent's totals, so its cost and token budgets hold
+   * it: its tokens, and its cost in USD (undefined when unknown, which makes this agent's unknown).
+   */
+  addSpent(tokens: number, costUsd: number | undefined): void {
+    this.tokens += tokens;
+    this.cost = this.cost === undefined || costUsd === undefined ? undefined : this.cost + costUsd;
+  }
+
+  /**
    * Runs one user prompt to its end. Never throws for model or tool failures.
    *
    * The answer: a reply without a tool call is the answer, whole. A `complete` call's answer is

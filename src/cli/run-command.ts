@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { Agent, type AgentEvent, type RunOutcome } from '../agent/agent';
+import { Agent, DEFAULT_MAX_TURNS, type AgentEvent, type RunOutcome } from '../agent/agent';
 import { LoopDetector } from '../agent/loop-detector';
 import { EXIT_CODES, type RunStop } from '../agent/run-stop';
 import { loadConfig, type FenceConfig } from '../config/config';
@@ -17,6 +17,7 @@ import { loadAgentModel } from '../agent/agent-model';
 import { agentParts } from '../agent/session-parts';
 import { homeWorkspaceReason } from '../session/home-workspace';
 import { openSession } from '../session/open-session';
+import { SubagentHost } from '../session/subagent';
 import { resolveWorkspace } from '../session/workspace';
 import { resumeTarget } from './resume-target';
 import { planSummary, unfinishedPlanWarning } from './run-plan';
@@ -177,9 +178,22 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
     return failBeforeRun('error', error instanceof Error ? error.message : String(error));
   }
   agentModel.provider.preconnect?.();
+  // The model's subagents: sessions opened as this one, carved from its budgets once its Agent exists.
+  const subagents = new SubagentHost({
+    home: fenceHome(),
+    workspace: workspace.path,
+    modelId: resolved.id,
+    config: loaded.config,
+    format,
+    depth: 0,
+    open: openSession,
+    ...(options.sandbox ? { sandboxMode: options.sandbox } : {}),
+    ...(output === 'stream-json' ? { onEvent: (event) => process.stdout.write(`${JSON.stringify(event)}\n`) } : {}),
+  });
   let session;
   try {
     session = await openSession({
+      agents: subagents,
       home: fenceHome(),
       workspace: workspace.path,
       modelId: resolved.id,
@@ -259,6 +273,15 @@ export async function runPromptCommand(words: string[], options: PromptCommandOp
       loopDetector: new LoopDetector(),
       signal: controller.signal,
       onEvent,
+    });
+    const opened = session;
+    subagents.bind({
+      agent,
+      sessionId: opened.store.id,
+      tools: () => opened.registry.tools.map((tool) => tool.name),
+      maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+      ...(options.maxCost === undefined ? {} : { maxCostUsd: options.maxCost }),
+      ...(options.timeout === undefined ? {} : { deadline: started + options.timeout }),
     });
     let outcome: RunOutcome = { status: 'done', answer: '' };
     for (const prompt of attached.prompts) {

@@ -70,6 +70,8 @@ export interface FenceConfig {
    */
   policy: PolicyRule[];
   ptc: PtcConfig;
+  /** The `[agents]` table: how deep subagents nest and how many of one agent's run at once (see `SubagentHost`). */
+  agents?: { maxDepth?: number; maxParallel?: number };
   /**
    * Figures the files give for models (`[models."<provider/model>"]`), by model id: context
    * window, reply limit and prices, each over the built-in table's (see `modelInfo`).

@@ -16,6 +16,8 @@ export interface SessionInfo {
   createdAt: string;
   /** The session this one was forked from. */
   forkedFrom?: string;
+  /** The session whose `agent` call started this one (a subagent's). */
+  parent?: string;
   /** The OS sandbox its commands ran in, as the user was told (`workspace-write (bubblewrap)`, `off`, …). */
   sandbox?: string;
   /**

@@ -17,6 +17,8 @@ import type { PythonCells, ToolContext } from '../tools/define-tool';
 import { admittedRestore } from '../tools/admitted-restore';
 import { programTools } from '../tools/ptc';
 import { ToolRegistry } from '../tools/registry';
+import { createAgentTool } from '../tools/agent';
+import type { SubagentHost } from './subagent';
 import { agentsFileFor } from './agents-file';
 import { openMcpServers, type LiveMcpServers } from './mcp-servers';
 import { followMcpServers } from './session-mcp-tools';
@@ -74,6 +76,12 @@ export async function openSession(options: {
   sandboxMode?: SandboxMode;
   /** The person agreed to make a workspace writable that is the home folder or above it (see `openSessionSandbox`). */
   wideWorkspace?: 'allowed';
+  /** Offer the `agent` tool, whose subagents this host runs (see `SubagentHost`); absent: none. */
+  agents?: SubagentHost;
+  /** A subagent's tools: only these of the session's are offered (with `complete`); absent: all. */
+  only?: readonly string[];
+  /** The session whose `agent` call opens this one, recorded in its `session.json`. */
+  parent?: string;
 }): Promise<OpenSession> {
   // The shell is a built-in tool of every session: one started for another folder, or for another session, is not this one's.
   const given = options.shell?.cwd === options.workspace && (options.resume === undefined || options.shell.sessionId === undefined) ? options.shell : undefined;
@@ -142,11 +150,14 @@ function openWithTools(
   const programs = approvedPrograms(programRoots(options.home, options.workspace).filter((root) => trusted || root.scope !== 'project'), options.home);
   // Where program runs write their traces: the session's folder, and a fork's once it goes on in one.
   const traceSession = { id, dir: join(options.home, 'sessions', id) };
-  const toolset = buildToolset(options.config, traceSession, mcp.tools, programs);
+  const agent = options.agents?.offersTool ? createAgentTool(options.agents.run) : undefined;
+  const toolset = buildToolset(options.config, traceSession, mcp.tools, programs, agent ? { agent } : {});
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
   for (const problem of skills?.problems ?? []) warn(`fence: ${problem}`);
   const { rules, eligible } = toolset;
-  const tools = sessionTools(toolset, options.format ?? 'markdown', options.auto, mcp.starting);
+  const offered = sessionTools(toolset, options.format ?? 'markdown', options.auto, mcp.starting);
+  const only = options.only;
+  const tools = only ? offered.filter((tool) => only.includes(tool.name) || tool.name === 'complete') : offered;
   const registry = new ToolRegistry(tools, mcp.absent);
   const info = {
     model: options.modelId,
@@ -169,7 +180,7 @@ function openWithTools(
     const notice = before ? toolChangeNotice(before.filter((name) => !mcp.mayList(name)), tools, info.toolFormat) : undefined;
     if (notice) store.append(createMessage('system', notice));
   } else {
-    store = SessionStore.create(options.home, { id, ...(options.name ? { name: options.name } : {}), ...info });
+    store = SessionStore.create(options.home, { id, ...(options.name ? { name: options.name } : {}), ...(options.parent ? { parent: options.parent } : {}), ...info });
     const system = buildSystemPrompt({
       tools,
       workspace: options.workspace,

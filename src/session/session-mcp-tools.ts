@@ -39,7 +39,7 @@ export interface SessionToolParts {
 export function followMcpServers(servers: LiveMcpServers, parts: SessionToolParts): JoinedTools {
   const joined = new JoinedTools(parts.registry, parts.format);
   const said = new Set(parts.toolset.problems);
-  const shared = { budget: parts.toolset.budget, store: parts.toolset.store };
+  const shared = { budget: parts.toolset.budget, store: parts.toolset.store, ...(parts.toolset.agent ? { agent: parts.toolset.agent } : {}) };
   servers.onChange((change) => {
     const toolset = buildToolset(parts.config, parts.traceSession, servers.tools, parts.programs, shared);
     for (const problem of toolset.problems.filter((line) => !said.has(line))) {

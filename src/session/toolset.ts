@@ -45,6 +45,8 @@ export interface Toolset {
   problems: string[];
   /** What the `ptc` tool was made from, so a format can have its own (see `sessionTools`). */
   ptcOptions: PtcToolOptions;
+  /** The `agent` tool, when the session offers it (built with the others again when they change). */
+  agent?: ToolSpec;
 }
 
 /** The `fetch` tool's hosts and time cap from the `[web]` table of the config. */
@@ -81,9 +83,9 @@ export function buildToolset(
   session: { id: string; dir: string },
   extra: readonly ToolSpec[] = [],
   programs: readonly SavedProgram[] = [],
-  shared: { budget?: VmBudget; store?: ProgramStore } = {},
+  shared: { budget?: VmBudget; store?: ProgramStore; agent?: ToolSpec } = {},
 ): Toolset {
-  const configured = [...builtinTools({ fetch: fetchToolOptions(config) }), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
+  const configured = [...builtinTools({ fetch: fetchToolOptions(config) }), ...(shared.agent ? [shared.agent] : []), ...Object.entries(config.tools).map(([name, tool]) => createCommandTool(name, tool)), ...extra];
   const limits = sandboxLimits(config.ptc);
   const store = shared.store ?? createProgramStore(join(session.dir, 'program-store.json'), config.ptc.storeMaxKb * 1024);
   const budget = shared.budget ?? new VmBudget({ maxLive: config.ptc.maxLiveSandboxes, memoryBytes: config.ptc.totalMemoryMb * 1024 * 1024 });
@@ -95,7 +97,7 @@ export function buildToolset(
   eligible = eligibleTools(base, config.ptc.eligible);
   const ptcOptions: PtcToolOptions = { tools: eligible, rules: config.policy, limits, store, session, budget };
   const ptc = createPtcTool(ptcOptions);
-  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, budget, store, problems: saved.problems, ptcOptions };
+  return { tools: [...base, ...listing.describe, ptc], eligible, rules: config.policy, limits, budget, store, problems: saved.problems, ptcOptions, ...(shared.agent ? { agent: shared.agent } : {}) };
 }
 
 /**
