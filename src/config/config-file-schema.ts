@@ -29,7 +29,7 @@ export interface ConfigFileSchemas {
   /** One file, keys as written, to its `ConfigFile`. */
   file: z.ZodType<ConfigFile, unknown>;
   /** The keys each table knows, for messages about unknown keys. */
-  knownKeys: Record<'top' | 'tool' | 'rule' | 'hook' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider' | 'web', string[]>;
+  knownKeys: Record<'top' | 'tool' | 'rule' | 'hook' | 'ptc' | 'model' | 'mcp' | 'mcpServer' | 'sandbox' | 'providers' | 'provider' | 'web' | 'agents', string[]>;
 }
 
 let built: ConfigFileSchemas | undefined;
@@ -248,6 +248,8 @@ function buildSchemas(): ConfigFileSchemas {
     z.ZodOptional<ReturnType<typeof tomlTable<typeof providerShape>>>
   >;
 
+  const agentsShape = { max_depth: positiveInt.optional(), max_parallel: positiveInt.optional() };
+
   /** One configuration file, keys as written. */
   const fileShape = {
     tool_format: z.enum(TOOL_FORMATS, { error: expected('"markdown", "xml" or "tool"') }).optional(),
@@ -263,6 +265,12 @@ function buildSchemas(): ConfigFileSchemas {
     sandbox: tomlTable(sandboxShape).optional(),
     providers: tomlTable(providersShape).optional(),
     web: tomlTable(webShape).optional(),
+    agents: tomlTable(agentsShape)
+      .transform((table) => ({
+        ...(table.max_depth === undefined ? {} : { maxDepth: table.max_depth }),
+        ...(table.max_parallel === undefined ? {} : { maxParallel: table.max_parallel }),
+      }))
+      .optional(),
   };
 
   /** One configuration file, with its keys as `ConfigFile` names them. */
@@ -290,6 +298,7 @@ function buildSchemas(): ConfigFileSchemas {
     providers: [...API_PROVIDERS],
     provider: Object.keys(providerShape),
     web: Object.keys(webShape),
+    agents: Object.keys(agentsShape),
   };
   return { file, knownKeys };
 }

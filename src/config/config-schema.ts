@@ -197,6 +197,17 @@ export interface ProviderConfig {
 /** The `[providers]` tables by provider name. */
 export type ProvidersConfig = Partial<Record<(typeof API_PROVIDERS)[number], ProviderConfig>>;
 
+/** How deep subagents nest when `[agents] max_depth` is not set: parent → child → grandchild. */
+export const DEFAULT_AGENT_MAX_DEPTH = 2;
+/** How many subagents of one agent run at once when `[agents] max_parallel` is not set. */
+export const DEFAULT_AGENT_MAX_PARALLEL = 4;
+
+/** The `[agents]` table: how deep subagents nest (`max_depth`) and how many of one agent's run at once (`max_parallel`). */
+export interface AgentsConfig {
+  maxDepth?: number;
+  maxParallel?: number;
+}
+
 /** The contents of one file, validated, before merging and defaults. */
 export interface ConfigFile {
   toolFormat?: (typeof TOOL_FORMATS)[number];
@@ -219,6 +230,8 @@ export interface ConfigFile {
   providers?: ProvidersConfig;
   /** The `[web]` table: hosts `fetch` reads without asking, hosted web search. */
   web?: WebFileConfig;
+  /** The `[agents]` table: its presence offers the `agent` tool (see `AgentsConfig`). */
+  agents?: AgentsConfig;
   /** The `[[hooks]]` entries, in the file's order. */
   hooks?: HookConfig[];
 }

@@ -11,8 +11,11 @@ import { configFileSchemas } from './config-file-schema';
 import {
   BUILTIN_TOOL_NAMES,
   OCCASIONAL_TOOL_NAMES,
+  DEFAULT_AGENT_MAX_DEPTH,
+  DEFAULT_AGENT_MAX_PARALLEL,
   DEFAULT_PTC_CONFIG,
   DEFAULT_VM_LIMITS,
+  type AgentsConfig,
   type CommandToolConfig,
   type ConfigFile,
   type HookConfig,
@@ -70,8 +73,8 @@ export interface FenceConfig {
    */
   policy: PolicyRule[];
   ptc: PtcConfig;
-  /** The `[agents]` table: how deep subagents nest and how many of one agent's run at once (see `SubagentHost`). */
-  agents?: { maxDepth?: number; maxParallel?: number };
+  /** The `[agents]` table: present, the `agent` tool is offered (see `SubagentHost`); absent, it is not. */
+  agents?: AgentsConfig;
   /**
    * Figures the files give for models (`[models."<provider/model>"]`), by model id: context
    * window, reply limit and prices, each over the built-in table's (see `modelInfo`).
@@ -228,6 +231,7 @@ export function mergeConfigFiles(user: ConfigFile, project: ConfigFile, env: Nod
     ...(hideToolsAboveTokens === undefined ? {} : { hideToolsAboveTokens }),
     sandbox,
     ...(user.web || project.web ? { web } : {}),
+    ...(user.agents || project.agents ? { agents: mergeAgents(user.agents, project.agents) } : {}),
   };
 }
 
@@ -450,6 +454,7 @@ function knownKeys(path: readonly PropertyKey[]): readonly string[] | undefined 
   if (path.length === 2 && path[0] === 'policy') return configFileSchemas().knownKeys.rule;
   if (path.length === 2 && path[0] === 'hooks') return configFileSchemas().knownKeys.hook;
   if (path.length === 1 && path[0] === 'ptc') return configFileSchemas().knownKeys.ptc;
+  if (path.length === 1 && path[0] === 'agents') return configFileSchemas().knownKeys.agents;
   if (path.length === 2 && path[0] === 'models') return configFileSchemas().knownKeys.model;
   if (path.length === 1 && path[0] === 'mcp') return configFileSchemas().knownKeys.mcp;
   if (path.length === 3 && path[0] === 'mcp' && path[1] === 'servers') return configFileSchemas().knownKeys.mcpServer;
@@ -496,4 +501,17 @@ function isEmptyFolder(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The `[agents]` tables merged: a project's may lower the user's limits (or the defaults) but
+ * never raise them, so a repository cannot have more subagents run, or nest deeper, than the
+ * person allowed.
+ */
+function mergeAgents(user: AgentsConfig | undefined, project: AgentsConfig | undefined): AgentsConfig {
+  const lower = (mine: number | undefined, theirs: number | undefined, fallback: number): number | undefined =>
+    theirs === undefined ? mine : Math.min(theirs, mine ?? fallback);
+  const maxDepth = lower(user?.maxDepth, project?.maxDepth, DEFAULT_AGENT_MAX_DEPTH);
+  const maxParallel = lower(user?.maxParallel, project?.maxParallel, DEFAULT_AGENT_MAX_PARALLEL);
+  return { ...(maxDepth === undefined ? {} : { maxDepth }), ...(maxParallel === undefined ? {} : { maxParallel }) };
 }

@@ -3,7 +3,7 @@ import { Agent, DEFAULT_MAX_TURNS, type RunOutcome } from '../agent/agent';
 import { loadAgentModel } from '../agent/agent-model';
 import { LoopDetector } from '../agent/loop-detector';
 import { agentParts } from '../agent/session-parts';
-import { BUILTIN_TOOL_NAMES } from '../config/config-schema';
+import { BUILTIN_TOOL_NAMES, DEFAULT_AGENT_MAX_DEPTH, DEFAULT_AGENT_MAX_PARALLEL } from '../config/config-schema';
 import type { FenceConfig } from '../config/config';
 import { resolveModel } from '../llm/models';
 import type { SandboxMode } from '../os-sandbox/policy';
@@ -12,11 +12,6 @@ import type { PolicyRule } from '../policy/admit';
 import { globMatcher, wildcardMatcher } from '../policy/pattern';
 import type { SubagentRequest, SubagentResult } from '../tools/agent';
 import type { ToolContext } from '../tools/define-tool';
-
-/** How deep subagents may nest when `[agents] max_depth` is not set: parent → child → grandchild. */
-export const DEFAULT_AGENT_MAX_DEPTH = 2;
-/** How many subagents of one agent run at once when `[agents] max_parallel` is not set. */
-export const DEFAULT_AGENT_MAX_PARALLEL = 4;
 
 /** What a parent agent's budgets hold so far: its requests, tokens and cost, and a way to count a child's in. */
 export interface SpendingAgent {
@@ -88,9 +83,9 @@ export class SubagentHost {
 
   constructor(private readonly facts: SubagentFacts) {}
 
-  /** Whether the session offers the `agent` tool. */
+  /** Whether the session offers the `agent` tool: the configuration has an `[agents]` table, and the depth allows it. */
   get offersTool(): boolean {
-    return this.facts.depth < this.maxDepth;
+    return this.facts.config.agents !== undefined && this.facts.depth < this.maxDepth;
   }
 
   private get maxDepth(): number {

@@ -33,12 +33,12 @@ export interface SubagentResult {
 export type RunSubagent = (request: SubagentRequest, ctx: ToolContext) => Promise<SubagentResult>;
 
 const parameters = z.object({
-  task: z.string().min(1).describe('What the subagent should do and answer, complete: it sees nothing else'),
-  tools: z.array(z.string()).optional().describe('Tool names it may use (default: your built-in tools)'),
+  task: z.string().min(1),
+  tools: z.array(z.string()).optional(),
   model: z.string().optional(),
   max_turns: z.number().int().positive().optional(),
   max_cost: z.number().positive().optional(),
-  timeout: z.number().positive().optional().describe('Seconds'),
+  timeout: z.number().positive().optional(),
 });
 
 /** One line after the answer: status, cost and changed files. */
@@ -57,14 +57,14 @@ export function createAgentTool(run: RunSubagent): ToolSpec<typeof parameters> {
   return defineTool({
     name: 'agent',
     description: 'Hand a self-contained task to a fresh subagent; only its answer comes back.',
-    instructions: 'Optional: `tools` (subset of yours), `max_turns`, `max_cost`, `timeout`. From programs, `gather` several to run them in parallel.',
-    example: { task: 'List the exported functions of src/a.ts' },
+    instructions: 'The task must stand alone: the subagent sees nothing else. `tools` narrows yours; programs may `gather` several at once.',
+    example: { task: 'Review src/a.ts' },
     blockTypes: ['agent'],
     parameters,
     block: { content: 'task' },
     callers: ['direct', 'program'],
     mutating: true,
-    returns: "{ result: string; status: 'done' | 'budget' | 'error' | 'cancelled'; changes: string[]; cost: number | null; session: string }",
+    returns: '{ result: string; status: string; changes: string[]; cost: number | null }',
     async execute(input, ctx) {
       const result = await run(input, ctx);
       const answer = result.error ?? result.result;

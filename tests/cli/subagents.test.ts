@@ -34,12 +34,37 @@ function sessions(home: string): Map<string, { parent?: string; tools: string[] 
   return found;
 }
 
+/** A project configuration with an `[agents]` table, which offers the tool, trusted. */
+function offerAgents(): void {
+  writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[agents]\n');
+  cli.trust();
+}
+
 const run = (args: string[], timeoutMs?: number) =>
   runFence(['-m', 'local/test', ...args], { cwd: cli.dirs.workspace, env: cli.env(), ...(timeoutMs ? { timeoutMs } : {}) });
 
 describe('subagents', () => {
+  it('the agent tool is offered only with an [agents] table; a project cannot raise the limits', async () => {
+    cli.server.reply((r) => r.text('Plain.'));
+    expect((await run(['-n', 'plain'])).exitCode).toBe(0);
+    expect(JSON.stringify(cli.server.requests[0]?.body.messages)).not.toContain('## agent');
+
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[agents]\nmax_depth = 9\nmax_parallel = 1\n');
+    cli.trust();
+    // The project asked for depth 9: the default 2 still holds, so a child has the tool and a grandchild does not.
+    cli.server.route((body) => firstUser(body) === 'child' && steps(body) === 0, (r) => r.text(block('agent', 'grandchild')));
+    cli.server.route((body) => firstUser(body) === 'child' && steps(body) === 1, (r) => r.text(block('complete', 'ok')));
+    cli.server.route((body) => firstUser(body) === 'grandchild', (r) => r.text(block('complete', 'ok')));
+    cli.server.reply((r) => r.text(block('agent', 'child')));
+    cli.server.reply((r) => r.text('Done.'));
+    expect((await run(['-n', 'nest'])).exitCode).toBe(0);
+    const grandchild = cli.server.requests.find((request) => firstUser(request.body) === 'grandchild');
+    expect(JSON.stringify(grandchild?.body.messages)).not.toContain('## agent');
+  });
+
   it('a program reviews five files through five parallel subagents: only what it prints reaches the parent', async () => {
     const files = ['a.txt', 'b.txt', 'c.txt', 'd.txt', 'e.txt'];
+    offerAgents();
     for (const file of files) writeFileSync(join(cli.dirs.workspace, file), `SECRET-BODY-OF-${file}\n`.repeat(50));
     for (const file of files) {
       // Each child reads its file, then completes with a one-word verdict.
@@ -85,7 +110,7 @@ describe('subagents', () => {
   });
 
   it("a child's answer, status and cost come back to the model; the cost is counted in the parent's", async () => {
-    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n');
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[agents]\n[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n');
     cli.trust();
     cli.server.route(
       (body) => firstUser(body) === 'count the files',
@@ -105,6 +130,7 @@ describe('subagents', () => {
   });
 
   it('a child cannot have a tool its parent lacks, and a grandchild has no agent tool', async () => {
+    offerAgents();
     const program = [
       'try {',
       '  await agent({ task: "x", tools: ["read", "telnet"] });',
@@ -139,6 +165,7 @@ describe('subagents', () => {
     writeFileSync(
       join(cli.dirs.workspace, 'fence.toml'),
       [
+        '[agents]',
         '[[policy]]\ntool = "shell"\nprincipal = "agent:*"\naction = "deny"\nreason = "subagents run no commands"',
         '[[policy]]\ntool = "read"\nresource = "notes/**"\nprincipal = "agent:*"\naction = "deny"\nreason = "notes stay with the parent"',
       ].join('\n'),
@@ -166,7 +193,7 @@ describe('subagents', () => {
   });
 
   it("the parent's --max-cost holds with parallel children whose model would spend more", async () => {
-    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n');
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[agents]\n[models."local/test"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n');
     cli.trust();
     // Every child request costs $1 and never completes: only its budget stops it.
     cli.server.route(
@@ -190,6 +217,7 @@ describe('subagents', () => {
   });
 
   it('--timeout stops a child running a long command, and no process of it remains', async () => {
+    offerAgents();
     const marker = `sleep ${300 + Math.floor(Math.random() * 1000)}`;
     cli.server.route(
       (body) => firstUser(body) === 'wait long',
