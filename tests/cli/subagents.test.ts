@@ -232,4 +232,44 @@ describe('subagents', () => {
     const left = await execa('pgrep', ['-f', marker], { reject: false });
     expect(left.stdout.trim()).toBe('');
   });
+
+  it('Ctrl-C stops a running child, and no process of it remains', async () => {
+    offerAgents();
+    const marker = `sleep ${1300 + Math.floor(Math.random() * 1000)}`;
+    cli.server.route(
+      (body) => firstUser(body) === 'wait long',
+      (r) => r.text(block('shell', marker)),
+    );
+    cli.server.reply((r) => r.text(block('agent', 'wait long')));
+
+    const parent = run(['-n', 'start it']);
+    // Until the child's command runs.
+    for (let i = 0; i < 200; i++) {
+      const found = await execa('pgrep', ['-f', marker], { reject: false });
+      if (found.stdout.trim()) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await execa('pgrep', ['-f', marker], { reject: false })).stdout.trim()).not.toBe('');
+    parent.kill('SIGINT');
+    const result = await parent;
+    expect(result.stderr).toContain('interrupted');
+    const left = await execa('pgrep', ['-f', marker], { reject: false });
+    expect(left.stdout.trim()).toBe('');
+  });
+
+  it('works natively: the parent calls agent as a tool, and the child answers with complete', async () => {
+    offerAgents();
+    cli.server.route(
+      (body) => firstUser(body) === 'name the files',
+      (r) => r.toolCall('complete', { result: 'a.txt and b.txt' }),
+    );
+    cli.server.reply((r) => r.toolCall('agent', { task: 'name the files', tools: ['glob'], max_turns: 3 }));
+    cli.server.reply((r) => r.text('Two files.'));
+
+    const result = await run(['-n', '--tool-format', 'tool', 'what files?']);
+    expect(result.exitCode).toBe(0);
+    const child = cli.server.requests.find((request) => firstUser(request.body) === 'name the files');
+    expect((child?.body.tools ?? []).map((tool) => (tool as { function?: { name?: string } }).function?.name).sort()).toEqual(['complete', 'glob']);
+    expect(JSON.stringify(cli.server.requests.at(-1)?.body.messages)).toContain('a.txt and b.txt');
+  });
 });
