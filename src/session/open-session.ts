@@ -154,7 +154,9 @@ function openWithTools(
   const toolset = buildToolset(options.config, traceSession, mcp.tools, programs, agent ? { agent } : {});
   for (const problem of toolset.problems) warn(`fence: ${problem}`);
   for (const problem of skills?.problems ?? []) warn(`fence: ${problem}`);
-  const { rules, eligible } = toolset;
+  const { rules } = toolset;
+  // A subagent's Python reaches only the tools it was given.
+  const eligible = options.only ? toolset.eligible.filter((tool) => options.only?.includes(tool.name)) : toolset.eligible;
   const offered = sessionTools(toolset, options.format ?? 'markdown', options.auto, mcp.starting);
   const only = options.only;
   const tools = only ? offered.filter((tool) => only.includes(tool.name) || tool.name === 'complete') : offered;
@@ -230,6 +232,7 @@ function openWithTools(
     registry,
     pythonTools,
     toolContext,
+    ...(options.only ? { only: options.only } : {}),
     recordTools: (names) => {
       try {
         store.updateInfo({ tools: names });

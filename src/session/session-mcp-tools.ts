@@ -26,6 +26,8 @@ export interface SessionToolParts {
   /** Records the names of the session's tools (its `session.json`), so a resumed session compares with them. */
   recordTools(names: string[]): void;
   warn(line: string): void;
+  /** A subagent's tools: the servers' tools join only when named here (with `complete`); absent: all. */
+  only?: readonly string[];
 }
 
 /**
@@ -46,7 +48,9 @@ export function followMcpServers(servers: LiveMcpServers, parts: SessionToolPart
       said.add(problem);
       parts.warn(`fence: ${problem}`);
     }
-    const tools = sessionTools(toolset, parts.format, parts.auto, servers.starting);
+    const only = parts.only;
+    const offered = sessionTools(toolset, parts.format, parts.auto, servers.starting);
+    const tools = only ? offered.filter((tool) => only.includes(tool.name) || tool.name === 'complete') : offered;
     try {
       parts.registry.replace(tools);
     } catch (error) {
@@ -54,7 +58,8 @@ export function followMcpServers(servers: LiveMcpServers, parts: SessionToolPart
       return;
     }
     for (const name of Object.keys(parts.pythonTools)) delete parts.pythonTools[name];
-    Object.assign(parts.pythonTools, programTools(toolset.eligible, parts.toolContext, toolset.rules));
+    const eligible = only ? toolset.eligible.filter((tool) => only.includes(tool.name)) : toolset.eligible;
+    Object.assign(parts.pythonTools, programTools(eligible, parts.toolContext, toolset.rules));
     parts.recordTools(tools.map((tool) => tool.name));
     joined.note(change);
   });

@@ -272,4 +272,14 @@ describe('subagents', () => {
     expect((child?.body.tools ?? []).map((tool) => (tool as { function?: { name?: string } }).function?.name).sort()).toEqual(['complete', 'glob']);
     expect(JSON.stringify(cli.server.requests.at(-1)?.body.messages)).toContain('a.txt and b.txt');
   });
+
+  it('a bad [agents] table is a one-line configuration error', async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[agents]\nmax_parallel = 0\nmax_width = 3\n');
+    cli.trust();
+    const result = await run(['-n', 'anything']);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toMatch(/^fence: .*fence\.toml.*agents/m);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(cli.server.requests).toHaveLength(0);
+  });
 });

@@ -389,7 +389,7 @@ max_tool_calls = 50
   });
 
   it('refuses unknown keys, naming them and the known ones', async () => {
-    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, reasoning, tools, policy, hooks, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers, web)');
+    expect(await projectError('[tool.x]\ndescription = "d"\n')).toBe('fence.toml: unknown key "tool" (known keys: tool_format, reasoning, tools, policy, hooks, ptc, models, mcp, brief_tools_above_tokens, hide_tools_above_tokens, sandbox, providers, web, agents)');
     expect(await projectError('[tools.x]\ndescription = "d"\ncomand = ["x"]\n')).toMatch(/^fence\.toml: tools\.x: unknown key "comand" \(known keys: description, command, /);
     expect(await projectError('[[policy]]\ntool = "read"\naction = "deny"\nresources = "a"\n')).toMatch(/^fence\.toml: policy\[0\]: unknown key "resources"/);
     expect(await projectError('[ptc]\nmemory = 64\ncpu = 1\n')).toMatch(/^fence\.toml: ptc: unknown keys "memory", "cpu" \(known keys: memory_mb, /);
