@@ -4,6 +4,7 @@ import type { Message } from '../conversation/message';
 import { findSession, listSessions, type SessionInfo, type SessionSummary } from '../conversation/session-store';
 import type { ModelInfo } from '../llm/model-info';
 import { visibleLine, visibleText } from '../processes/visible-text';
+import { sessionTreeLines } from './session-tree';
 import { dollars, sessionUsage, shortCount } from '../tui/session-usage';
 
 /** Width a listing is cut to when stdout is not a terminal. */
@@ -110,6 +111,7 @@ export function showSessionCommand(id: string, options: ShowSessionOptions = {})
   out.write(`session ${info.id}${name} · model ${info.model} · workspace ${info.workspace}\n`);
   // A session of program runs asked no model: what made it, not a cost of nothing.
   out.write(info.programsOnly ? `no model requests: the program runs of ${visibleLine(startedBy(info))} (fence trace list shows them)\n` : `${spending(log, undone, info.workspace)}\n`);
+  for (const line of sessionTreeLines(listSessions(fenceHome()), info.id)) out.write(`${line}\n`);
   for (const [index, message] of log.entries()) {
     if (index === 0 && message.role === 'system' && message.pinned && !options.systemPrompt) {
       const lines = message.content.split('\n').length;

@@ -159,6 +159,15 @@ describe('subagents', () => {
     const grandchild = cli.server.requests.find((request) => firstUser(request.body) === 'go deepest');
     expect(JSON.stringify(child?.body.messages)).toContain('## agent');
     expect(JSON.stringify(grandchild?.body.messages)).not.toContain('## agent');
+
+    // `fence sessions show` gives the tree: the child under the parent, the grandchild under it.
+    const parentId = /session (\S+) ·/.exec(result.stderr)?.[1] ?? '';
+    const shown = await runFence(['sessions', 'show', parentId], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toMatch(/\nsubagents:\n {2}\d{8}-\d{6}-[0-9a-f]{6} {2}go deeper\n {4}\d{8}-\d{6}-[0-9a-f]{6} {2}go deepest\n/);
+    const childId = /\n {2}(\S+) {2}go deeper\n/.exec(shown.stdout)?.[1] ?? '';
+    const childShown = await runFence(['sessions', 'show', childId], { cwd: cli.dirs.workspace, env: cli.env() });
+    expect(childShown.stdout).toContain(`\nsubagent of ${parentId}\nsubagents:\n`);
   });
 
   it('a rule refusing shell to agent:* holds for the child, and its programs are held by rules for agent:*, while the parent may run shell', async () => {
