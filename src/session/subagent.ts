@@ -107,12 +107,15 @@ export class SubagentHost {
     if (!parent) return failed('subagents are not available in this session');
     const tools = this.childTools(request, parent);
     if ('error' in tools) return failed(tools.error);
+    // A program's wall clock counts its own time: a subagent's run is carved from the parent's budgets instead.
+    const releaseClock = ctx.holdClock?.();
     await this.slot(ctx.signal);
     try {
       if (ctx.signal.aborted) return { ...failed('stopped before it started'), status: 'cancelled', error: undefined };
       return await this.runChild(request, ctx, parent, tools.names);
     } finally {
       this.release();
+      releaseClock?.();
     }
   };
 

@@ -72,6 +72,11 @@ export interface ToolContext {
    */
   vmBudget?: VmBudget;
   /**
+   * Set on a program's tool calls: holds the program's wall clock until the returned function
+   * is called, for a call that waits on what is not the program's own time (a subagent's run).
+   */
+  holdClock?: () => () => void;
+  /**
    * The session's sandbox: the file tools refuse what it refuses the shell (writes outside its
    * writable paths and to protected ones, reads of denied ones; see `pathAccess`). Absent, or
    * with mode `off`: the file tools are not bounded by it.

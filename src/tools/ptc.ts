@@ -34,7 +34,7 @@ export function programTools(tools: readonly ToolSpec[], ctx: ToolContext, rules
       // A person's time to answer a confirmation is not the program's: the wall clock waits.
       const { confirm } = ctx;
       const held = confirm && call.holdClock ? { confirm: heldWhileAsking(confirm, call.holdClock) } : {};
-      const nested = call.vmBudget ? { vmBudget: call.vmBudget } : {};
+      const nested = { ...(call.vmBudget ? { vmBudget: call.vmBudget } : {}), ...(call.holdClock ? { holdClock: call.holdClock } : {}) };
       const { decision, resource, result } = await invokeTool(spec, args ?? {}, { ...ctx, ...held, ...nested, signal: call.signal }, caller);
       const where = resource === undefined ? {} : { resource };
       if (result.isError) return { decision, ...where, ok: false, error: result.output };

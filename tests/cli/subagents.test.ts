@@ -291,4 +291,20 @@ describe('subagents', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(cli.server.requests).toHaveLength(0);
   });
+
+  it("a program's wall clock waits while its subagents run", async () => {
+    writeFileSync(join(cli.dirs.workspace, 'fence.toml'), '[agents]\n[ptc]\nwall_time_s = 1\n');
+    cli.trust();
+    // The child's model takes longer than the program may run.
+    cli.server.route(
+      (body) => firstUser(body) === 'slow task',
+      (r) => r.delay(2500).text(block('complete', 'slow answer')),
+    );
+    cli.server.reply((r) => r.text(block('ptc', 'const r = await agent({ task: "slow task" });\nprint("got: " + r.result);')));
+    cli.server.reply((r) => r.text('Done.'));
+
+    const result = await run(['-n', 'go']);
+    expect(result.exitCode).toBe(0);
+    expect(JSON.stringify(cli.server.requests.at(-1)?.body.messages)).toContain('got: slow answer');
+  });
 });
