@@ -307,4 +307,27 @@ describe('subagents', () => {
     expect(result.exitCode).toBe(0);
     expect(JSON.stringify(cli.server.requests.at(-1)?.body.messages)).toContain('got: slow answer');
   });
+
+  it("a writing child's changes come back, and a child out of turns ends with status budget", async () => {
+    offerAgents();
+    cli.server.route((body) => firstUser(body) === 'write it' && steps(body) === 0, (r) => r.text(block('save notes/out.txt', 'written by the child')));
+    cli.server.route((body) => firstUser(body) === 'write it' && steps(body) === 1, (r) => r.text(block('complete', 'wrote notes/out.txt')));
+    cli.server.route((body) => firstUser(body) === 'keep going', (r) => r.text(block('shell', 'echo again')));
+    const program = [
+      'const w = await agent({ task: "write it", tools: ["save"] });',
+      'print(`${w.status} ${JSON.stringify(w.changes)}`);',
+      'const k = await agent({ task: "keep going", tools: ["shell"], max_turns: 2 });',
+      'print(`${k.status}`);',
+    ].join('\n');
+    cli.server.reply((r) => r.text(block('ptc', program)));
+    cli.server.reply((r) => r.text('Done.'));
+
+    const result = await run(['-n', 'go']);
+    expect(result.exitCode).toBe(0);
+    expect(readFileSync(join(cli.dirs.workspace, 'notes', 'out.txt'), 'utf8')).toBe('written by the child\n');
+    const sent = JSON.stringify(cli.server.requests.at(-1)?.body.messages);
+    expect(sent).toContain('done [\\"notes/out.txt\\"]');
+    expect(sent).toContain('\\nbudget\\n');
+    expect(cli.server.requests.filter((request) => firstUser(request.body) === 'keep going')).toHaveLength(2);
+  });
 });
