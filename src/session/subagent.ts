@@ -111,7 +111,7 @@ export class SubagentHost {
     const releaseClock = ctx.holdClock?.();
     await this.slot(ctx.signal);
     try {
-      if (ctx.signal.aborted) return { ...failed('stopped before it started'), status: 'cancelled', error: undefined };
+      if (ctx.signal.aborted) return { result: '', status: 'cancelled', changes: [], cost: null, session: '' };
       return await this.runChild(request, ctx, parent, tools.names);
     } finally {
       this.release();
