@@ -287,16 +287,14 @@ function endOf(outcome: RunOutcome, timedOut: boolean): { status: SubagentResult
 /**
  * The policy of a child acting as `principal`: the rules whose principal pattern matches it
  * (as a path glob, or with `*` spanning `/`, so `agent:*` names every subagent) hold for all of
- * its calls, its programs' and Python's too; the parent's tools it was not given are denied
- * first, so no program of the child reaches them either.
+ * its calls, its programs' and Python's too, and come first, so a rule for `model` cannot
+ * answer a child's call before them; the other rules follow as they were. The parent's tools
+ * it was not given are denied before all, so no program of the child reaches them either.
  */
 export function subagentRules(rules: readonly PolicyRule[], principal: string, parentTools: readonly string[], tools: readonly string[]): PolicyRule[] {
-  const kept = rules.map((rule) => {
-    if (rule.principal === undefined) return rule;
-    if (!globMatcher(rule.principal)(principal) && !wildcardMatcher(rule.principal)(principal)) return rule;
-    const { principal: _principal, ...rest } = rule;
-    return rest;
-  });
+  const names = (rule: PolicyRule) => rule.principal !== undefined && (globMatcher(rule.principal)(principal) || wildcardMatcher(rule.principal)(principal));
+  const forChild = rules.filter(names).map(({ principal: _principal, ...rest }) => rest);
+  const others = rules.filter((rule) => !names(rule));
   const denied = parentTools.filter((name) => !tools.includes(name) && name !== 'complete');
-  return [...denied.map((tool): PolicyRule => ({ tool, action: 'deny', reason: `${tool} is not one of this subagent's tools` })), ...kept];
+  return [...denied.map((tool): PolicyRule => ({ tool, action: 'deny', reason: `${tool} is not one of this subagent's tools` })), ...forChild, ...others];
 }

@@ -175,6 +175,8 @@ describe('subagents', () => {
       join(cli.dirs.workspace, 'fence.toml'),
       [
         '[agents]',
+        // A rule for the model first: it must not answer the child's calls before the rule for agent:*.
+        '[[policy]]\ntool = "shell"\nprincipal = "model"\naction = "allow"',
         '[[policy]]\ntool = "shell"\nprincipal = "agent:*"\naction = "deny"\nreason = "subagents run no commands"',
         '[[policy]]\ntool = "read"\nresource = "notes/**"\nprincipal = "agent:*"\naction = "deny"\nreason = "notes stay with the parent"',
       ].join('\n'),
