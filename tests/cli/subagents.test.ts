@@ -332,4 +332,25 @@ describe('subagents', () => {
     expect(sent).toContain('\\nbudget\\n');
     expect(cli.server.requests.filter((request) => firstUser(request.body) === 'keep going')).toHaveLength(2);
   });
+
+  it('a child may use another model; an unknown model id is a clear error', async () => {
+    offerAgents();
+    cli.server.route((body) => firstUser(body) === 'other model', (r) => r.text(block('complete', 'from the other')));
+    const program = [
+      'const a = await agent({ task: "other model", model: "local/other" });',
+      'print("a: " + a.result);',
+      'try { await agent({ task: "nope", model: "nosuch/provider-x" }); } catch (error) { print("refused: " + error.message); }',
+    ].join('\n');
+    cli.server.reply((r) => r.text(block('ptc', program)));
+    cli.server.reply((r) => r.text('Done.'));
+
+    const result = await run(['-n', 'go']);
+    expect(result.exitCode).toBe(0);
+    const child = cli.server.requests.find((request) => firstUser(request.body) === 'other model');
+    expect(child?.body.model).toBe('other');
+    const sent = JSON.stringify(cli.server.requests.at(-1)?.body.messages);
+    expect(sent).toContain('a: from the other');
+    expect(sent).toMatch(/refused: [^\n]*nosuch/);
+    expect(cli.server.requests.some((request) => firstUser(request.body) === 'nope')).toBe(false);
+  });
 });
