@@ -15,6 +15,7 @@ import { contextGrowth, mcpPromptSize, promptOverhead } from './formats';
 import { longRunFigures } from './long-run';
 import { edgeAims, edgeFigures } from './edges';
 import { everydayFigures } from './everyday';
+import { subagentFigures } from './subagents';
 import { mcpStartFigures } from './mcp';
 import { mcpServeFigures } from './mcp-serve';
 import { scanNestedSave, scanOneMegabyte } from './parse';
@@ -199,6 +200,12 @@ console.log(`| RSS growth over 40 more | ${fmt(everyday.imageRssGrowthMb, 'MB')}
 console.log(`| docs page of ${'~'}120 kB HTML → markdown, first (libraries loaded) / later | ${fmt(everyday.pageFirstMs, 'ms')} / ${fmt(everyday.pageLaterMs, 'ms')} | ≤ 1 s |`);
 console.log(`| 1 MB article → markdown | ${fmt(everyday.largePageMs, 'ms')} | ≤ 3 s |`);
 console.log(`| find skills at start: no skill folders / 50 skills | ${fmt(everyday.noSkillsMs, 'ms')} / ${fmt(everyday.fiftySkillsMs, 'ms')} | ≤ 5 ms / ≤ 20 ms |`);
+
+const sub = await subagentFigures(mkdtempSync(join(root, 'subagents-')), BIN, cleanEnv());
+console.log('\n| subagents (a program calling agent, model answering at once) | fence | aim |\n|---|---|---|');
+console.log(`| \`agent\` call sent → the child's first request, against spawn → first request of \`fence -n\` | ${fmt(sub.childStartMs, 'ms')} / ${fmt(sub.processStartMs, 'ms')} (${(sub.childStartMs / sub.processStartMs).toFixed(2)}×) | ≤ 1.5× |`);
+console.log(`| program block sent → parent's next request: 1 child / 8 children at once | ${fmt(sub.oneChildMs, 'ms')} / ${fmt(sub.eightChildrenMs, 'ms')} (${(sub.eightChildrenMs / sub.oneChildMs).toFixed(2)}×) | ≤ 2× |`);
+console.log(`| 20 children each reading a 2 kB file: characters added to the parent / in the files | ${sub.fanOutAddedChars} / ${sub.filesChars} | < 2,048 added |`);
 
 console.log('\n| 200-step session | format | tokens sent over the run | last request |\n|---|---|---|---|');
 for (const g of contextGrowth()) console.log(`| ${g.scenario} | ${g.format} | ${g.totalTokens.toLocaleString('en')} | ${g.lastTokens.toLocaleString('en')} |`);
