@@ -137,7 +137,15 @@ function startTmux(rig: SandboxRig): Tmux {
   const socket = join(rig.root, 'tmux.sock');
   tmuxSocket = socket;
   const env = Object.entries({ ...rig.env, PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' }).flatMap(([name, value]) => ['-e', `${name}=${value}`]);
-  execFileSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '200', '-y', '50', '-c', rig.workspace, ...env, 'bash --norc --noprofile']);
+  const start = () => execFileSync('tmux', ['-S', socket, '-f', '/dev/null', 'new-session', '-d', '-x', '200', '-y', '50', '-c', rig.workspace, ...env, 'bash --norc --noprofile']);
+  try {
+    start();
+  } catch {
+    // On a loaded machine tmux's new server has been seen to exit as it started ("server
+    // exited unexpectedly"): that is tmux, not fence, so it gets one more try.
+    spawnSync('tmux', ['-S', socket, 'kill-server']);
+    start();
+  }
   const pane = () => execFileSync('tmux', ['-S', socket, 'capture-pane', '-p', '-J', '-S', '-1000'], { encoding: 'utf8' });
   return {
     typeLine(text) {
