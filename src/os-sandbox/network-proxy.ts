@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, isIP, type LookupFunction, type Socket } from 'node:net';
+import { connect, isIP, type Socket } from 'node:net';
+import { checkedLookup } from './checked-lookup';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import type { NetworkDecision, NetworkRules } from './network-rules';
@@ -89,20 +90,6 @@ async function admitTarget(rules: NetworkRules, resolve: ResolveHost, host: stri
   const decision = rules.decide(name, port, addresses);
   if (!decision.allowed) return { refusal: refusalText(decision), status: 403 };
   return { addresses };
-}
-
-/**
- * A `lookup` for `net.connect` and `http.request` that answers with `addresses`, the ones the
- * rules checked, and asks no resolver: Node tries them in turn (IPv6 and IPv4, as it does for a
- * name), and never an address it was not given.
- */
-function checkedLookup(addresses: readonly string[]): LookupFunction {
-  const found = addresses.map((address) => ({ address, family: isIP(address) }));
-  return (_host, options, callback) => {
-    const first = found[0];
-    if (options.all) (callback as (error: null, found: { address: string; family: number }[]) => void)(null, found);
-    else if (first) callback(null, first.address, first.family);
-  };
 }
 
 /** A `CONNECT host:port` tunnel: opened to a checked address when the rules allow it. */

@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { checkedLookup } from '../os-sandbox/checked-lookup';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import { hostOf, type WebHosts } from './web-hosts';
@@ -115,19 +116,6 @@ async function addressesOf(url: URL, resolve: ResolveHost, signal: AbortSignal, 
     if (error instanceof FetchRefusal) throw error;
     throw new FetchRefusal(`cannot find the address of ${host}`);
   }
-}
-
-/**
- * A `lookup` that answers with the checked `addresses` and asks no resolver, so the connection
- * goes to an address that was checked and never to another.
- */
-function checkedLookup(addresses: readonly string[]): LookupFunction {
-  const found = addresses.map((address) => ({ address, family: isIP(address) }));
-  return (_host, options, callback) => {
-    const first = found[0];
-    if (options.all) (callback as (error: null, found: { address: string; family: number }[]) => void)(null, found);
-    else if (first) callback(null, first.address, first.family);
-  };
 }
 
 function get(url: URL, addresses: readonly string[], signal: AbortSignal, stopped: () => string): Promise<IncomingMessage> {
